@@ -1,0 +1,138 @@
+#include "cc/executor/graphi_executor.h"
+
+#include <cstdlib>
+
+#include "cc/executor/graphi_step.h"
+#include "cc/executor/runtime.h"
+#include "tensorflow/core/common_runtime/propagator_state.h"
+#include "tensorflow/core/common_runtime/simple_propagator_state.h"
+#include "tensorflow/core/graph/graph.h"
+
+namespace graphi {
+namespace {
+
+using tensorflow::PropagatorState;
+using tensorflow::SimplePropagatorState;
+
+// Ops measured below this run inline where they become ready: a hand-off to
+// another team (lock, wake-up, cold cache) costs more than they do.
+constexpr int64_t kDefaultInlineThresholdNs = 20 * 1000;
+
+int64_t InlineThresholdFromEnv() {
+  const char* text = std::getenv("GRAPHI_INLINE_THRESHOLD_NS");
+  if (text == nullptr || *text == '\0') return kDefaultInlineThresholdNs;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0) return kDefaultInlineThresholdNs;
+  return v;
+}
+
+// True on the worker threads of the teams steps currently start on.
+bool OnGraphiWorker() { return Scheduler::Current() != nullptr; }
+
+}  // namespace
+
+GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
+    : immutable_state_(params), inline_threshold_ns_(InlineThresholdFromEnv()) {}
+
+GraphiExecutor::~GraphiExecutor() = default;
+
+absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
+  TF_RETURN_IF_ERROR(immutable_state_.Initialize(graph));
+  costs_ = std::make_unique<NodeCostEstimates>(immutable_state_.graph_view().num_nodes());
+  // Fail at creation, not at the first step, when the setting is invalid.
+  absl::Status status;
+  CurrentTeamDevices(&status);
+  return status;
+}
+
+const std::string* GraphiExecutor::ExecutorTypeForKernels() {
+  static const std::string* const type = new std::string(kExecutorTypeName);
+  return type;
+}
+
+bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
+  if (!item.kernel->IsExpensive()) return true;
+  const int64_t estimate = costs_->Estimate(item.node_id);
+  return estimate >= 0 && estimate < inline_threshold_ns_;
+}
+
+std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {
+  std::string error;
+  std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error);
+  if (teams == nullptr) {
+    *status = absl::InvalidArgumentError(
+        absl::StrCat("GRAPHI executor: ", error,
+                     ". Fix the setting (environment or graphi_tf.configure) or select "
+                     "another executor_type."));
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> l(devices_mu_);
+  if (devices_ == nullptr || devices_->teams() != teams) {
+    devices_ = std::make_shared<TeamDevices>(immutable_state_.params().device, teams);
+  }
+  return devices_;
+}
+
+void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
+  if (args.run_all_kernels_inline) {
+    // Run the whole step on one thread; RunAsync must not block the caller,
+    // so that thread comes from the caller's runner (which may be inline).
+    Args copy = args;
+    auto run = [this, copy, done = std::move(done)]() {
+      absl::Status s = RunOnCaller(copy);
+      done(s);
+    };
+    if (args.runner) {
+      args.runner(std::move(run));
+    } else {
+      run();
+    }
+    return;
+  }
+  absl::Status status;
+  std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status);
+  if (devices == nullptr) {
+    done(status);
+    return;
+  }
+  if (immutable_state_.requires_control_flow_support()) {
+    (new GraphiStep<PropagatorState>(args, this, std::move(devices), nullptr))
+        ->Start(std::move(done));
+  } else {
+    (new GraphiStep<SimplePropagatorState>(args, this, std::move(devices), nullptr))
+        ->Start(std::move(done));
+  }
+}
+
+absl::Status GraphiExecutor::RunOnCaller(const Args& args) {
+  std::shared_ptr<const TeamDevices> devices;
+  if (OnGraphiWorker()) {
+    absl::Status status;
+    devices = CurrentTeamDevices(&status);  // null (base device) on error
+  }
+  CallerQueue queue;
+  if (immutable_state_.requires_control_flow_support()) {
+    (new GraphiStep<PropagatorState>(args, this, std::move(devices), &queue))
+        ->Start(nullptr);
+  } else {
+    (new GraphiStep<SimplePropagatorState>(args, this, std::move(devices), &queue))
+        ->Start(nullptr);
+  }
+  return queue.Drain();
+}
+
+absl::Status GraphiExecutor::Run(const Args& args) {
+  // A worker that waits for a step whose ops need workers could wait
+  // forever (every team may be doing the same); it runs the step itself.
+  if (args.run_all_kernels_inline || OnGraphiWorker()) {
+    absl::Status s = RunOnCaller(args);
+    if (!s.ok()) {
+      tensorflow::Log("TFExecutor", "Run", s.message()).IgnoreError();
+    }
+    return s;
+  }
+  return tensorflow::Executor::Run(args);
+}
+
+}  // namespace graphi

@@ -1,0 +1,80 @@
+// GraphiExecutor: TensorFlow's Executor interface on Graphi's execution
+// model — ops run on pinned executor teams chosen by a centralized scheduler.
+//
+// Built once per graph partition (Initialize) from TensorFlow's exported
+// ImmutableExecutorState: kernels, GraphView, pending counts and frame
+// information. Each Run/RunAsync creates a GraphiStep (graphi_step.h) with
+// the per-step state: a SimplePropagatorState for graphs without v1 control
+// flow, a PropagatorState (frames, iterations, dead tensors) otherwise.
+//
+// Where a step runs:
+//   * dispatched (the normal case): ready ops go to the process-wide
+//     Scheduler, which hands them to teams; cheap ops run inline on the
+//     thread that made them ready;
+//   * caller-driven: Run() called from one of our own worker threads (a
+//     kernel running a nested function synchronously) or a step that asks
+//     for run_all_kernels_inline executes its ops on the calling thread, so a
+//     worker never blocks waiting for work that needs a worker.
+//
+// Thread-safety: Run/RunAsync may be called concurrently from many threads;
+// all per-step state lives in the step.
+#ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
+#define GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cc/executor/team_devices.h"
+#include "cc/profiler/node_cost_estimates.h"
+#include "tensorflow/core/common_runtime/executor.h"
+#include "tensorflow/core/common_runtime/immutable_executor_state.h"
+#include "tensorflow/core/common_runtime/local_executor_params.h"
+
+namespace graphi {
+
+// The executor type name users select: ConfigProto.experimental.executor_type
+// or tf.experimental.function_executor_type.
+inline constexpr char kExecutorTypeName[] = "GRAPHI";
+
+class GraphiExecutor : public tensorflow::Executor {
+ public:
+  explicit GraphiExecutor(const tensorflow::LocalExecutorParams& params);
+  ~GraphiExecutor() override;
+
+  absl::Status Initialize(const tensorflow::Graph& graph);
+
+  absl::Status Run(const Args& args) override;
+
+  // --- Used by GraphiStep. ---
+  const tensorflow::ImmutableExecutorState& immutable_state() const {
+    return immutable_state_;
+  }
+  NodeCostEstimates& costs() const { return *costs_; }
+  // Whether a ready node is cheap enough to run inline where it became ready.
+  bool IsCheap(const tensorflow::NodeItem& item) const;
+  // Priority of a ready node for the scheduler's policy (0 until profiled).
+  int64_t Rank(const tensorflow::NodeItem& item) const { return 0; }
+  // The devices of the current teams, or null with *status set when the
+  // GRAPHI setting in the environment is invalid.
+  std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
+  // The executor type string handed to kernels (functional ops instantiate
+  // their bodies with it, so nested functions stay on GRAPHI).
+  static const std::string* ExecutorTypeForKernels();
+
+ private:
+  void RunAsyncInternal(const Args& args, DoneCallback done) override;
+  // Runs a whole step on the calling thread; returns its status.
+  absl::Status RunOnCaller(const Args& args);
+
+  tensorflow::ImmutableExecutorState immutable_state_;
+  std::unique_ptr<NodeCostEstimates> costs_;
+  int64_t inline_threshold_ns_;
+
+  std::mutex devices_mu_;
+  std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_

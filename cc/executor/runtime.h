@@ -1,0 +1,82 @@
+// The process-wide GRAPHI runtime: machine topology, the current team layout
+// and its threads, and the ready-op policy.
+//
+// Settings come from, in order: the last Configure() call (Python
+// graphi_tf.configure), the environment (GRAPHI_EXECUTORS,
+// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), else the default: one team per
+// L2 tile with as many threads as the tile has cores (DefaultSetting).
+//
+// Teams are created lazily, on the first step that needs them, and rebuilt
+// when the setting changes; steps in flight finish on the teams they started
+// on.
+//
+// Free of TensorFlow types. Thread-safety: thread-safe.
+#ifndef GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
+#define GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cc/executor/ready_queue.h"
+#include "cc/executor/team_layout.h"
+#include "cc/executor/team_set.h"
+#include "cc/executor/topology.h"
+
+namespace graphi {
+
+struct RuntimeSetting {
+  int executors = 0;             // 0 = not set
+  int threads_per_executor = 0;  // 0 = not set
+  ReadyPolicy policy = ReadyPolicy::kFifo;
+  bool policy_set = false;
+};
+
+class Runtime {
+ public:
+  static Runtime& Get();
+
+  // The machine as this process sees it (discovered once).
+  const Topology& topology() const { return topology_; }
+
+  // Sets the layout for later steps. 0 means "environment or default" for
+  // that field. Returns false with a message naming the setting and the
+  // allowed values if the layout does not fit the machine.
+  bool Configure(int executors, int threads_per_executor, const std::string& policy,
+                 std::string* error);
+
+  // The teams steps should start on now; builds them on first use. Returns
+  // null and fills *error if the environment holds an invalid setting.
+  std::shared_ptr<TeamSet> CurrentTeams(std::string* error);
+
+  // Validates the environment variables without building anything.
+  bool ResolveSetting(TeamLayout* layout, ReadyPolicy* policy, std::string* error);
+
+  // Description of the setting in force (for info()): fills the layout that
+  // would be used and where it came from ("configure", "environment",
+  // "default").
+  bool Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
+                std::string* error);
+
+ private:
+  Runtime();
+  bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
+                     std::string* error);
+
+  Topology topology_;
+  std::string topology_error_;
+
+  std::mutex mu_;
+  RuntimeSetting configured_;                // guarded by mu_
+  std::shared_ptr<TeamSet> teams_;           // guarded by mu_
+  uint64_t next_generation_ = 1;             // guarded by mu_
+};
+
+// Parses a positive integer environment value; returns false with an error
+// naming `name` for anything else. Unset → *value = 0, true.
+bool ReadPositiveEnv(const char* name, int* value, std::string* error);
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_

@@ -1,0 +1,128 @@
+// The GRAPHI centralized scheduler: one ready set, one policy, one worker per
+// executor team, each fed through its own one-slot buffer.
+//
+// Model (paper §4.3–4.4, §5.2):
+//   * Every executor team has a leader worker thread. A worker owns a
+//     one-slot buffer; it is either running a task, or idle and waiting on its
+//     own slot (spinning briefly, then sleeping on its own condition variable).
+//     There is no shared queue that idle workers poll.
+//   * Submit() hands a ready op straight to an idle worker's slot (the most
+//     recently idled one: its cache and core are warm); if every team is busy
+//     the op waits in the ready queue, ordered by the policy, and the next
+//     worker to finish takes the best one. The scheduling decision is thus
+//     centralized (one ready set under one lock) but made on the thread that
+//     produced or finished work, so no core is spent on a scheduler thread.
+//   * Blocking kernels (queue dequeues, py_function, a nested synchronous
+//     function run) can park a team while the op it waits for sits in the
+//     ready queue. A watchdog notices a team whose threads hold a task but
+//     burn no CPU while work is queued, and starts a substitute worker for
+//     that team, pinned to the same cores, which serves the queue until the
+//     blocked worker resumes. This is what makes "never a hang" hold with a
+//     fixed number of pinned teams (stock TF relies on a large inter-op pool).
+//
+// Free of TensorFlow types.
+//
+// Thread-safety: Submit() may be called from any thread, concurrently.
+// Memory ordering: a task's effects before Submit() happen-before its run
+// (the hand-off goes through `mu_`).
+#ifndef GRAPHI_TF_CC_EXECUTOR_SCHEDULER_H_
+#define GRAPHI_TF_CC_EXECUTOR_SCHEDULER_H_
+
+#include <time.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cc/executor/ready_queue.h"
+
+namespace graphi {
+
+class Scheduler {
+ public:
+  struct Options {
+    // team_cpus[k] = cores of team k. The leader is pinned to team_cpus[k][0];
+    // substitutes to all of team_cpus[k].
+    std::vector<std::vector<int>> team_cpus;
+    ReadyPolicy policy = ReadyPolicy::kFifo;
+    // How long an idle worker spins on its slot before sleeping.
+    int64_t spin_ns = 50 * 1000;
+    // Pin worker threads (tests of the policy alone may turn it off).
+    bool pin_threads = true;
+    // Watchdog: a team is stalled when its workers all hold tasks, work is
+    // queued, and over `stall_window_ns` the team used less than
+    // `stall_cpu_fraction` of one core.
+    int64_t stall_window_ns = 20 * 1000 * 1000;
+    double stall_cpu_fraction = 0.1;
+    // Prefix of worker thread names: "<prefix>-e<team>-t0" / "-s<n>".
+    std::string thread_name_prefix = "graphi";
+  };
+
+  explicit Scheduler(Options options);
+  // Stops and joins every worker. Requires that no task is queued or running.
+  ~Scheduler();
+
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Hands `task` to an idle team, or queues it. Never blocks on a team.
+  void Submit(ReadyTask task);
+
+  int num_teams() const { return static_cast<int>(options_.team_cpus.size()); }
+  const std::vector<int>& team_cpus(int team) const {
+    return options_.team_cpus[team];
+  }
+  ReadyPolicy policy() const { return options_.policy; }
+
+  // Lets the watchdog count the CPU time of a team's helper threads (the
+  // team's intra-op pool). Call from the helper thread itself.
+  void RegisterHelperThread(int team);
+
+  // Number of substitute workers started so far (each one means a team was
+  // found blocked with work waiting).
+  uint64_t substitutes_started() const { return substitutes_started_.load(); }
+  // Tasks run so far by each team.
+  std::vector<uint64_t> tasks_run_per_team() const;
+
+  // The team the calling thread serves for some Scheduler, or -1.
+  static int CurrentTeam();
+  // The Scheduler the calling thread works for, or nullptr.
+  static Scheduler* Current();
+
+ private:
+  struct Worker;
+  struct TeamState;
+
+  void StartWorker(int team, Worker* parent);  // requires mu_
+  void WorkerLoop(Worker* w);
+  void WaitForSlot(Worker* w);
+  void Wake(Worker* w);
+  void WatchdogLoop();
+  void CheckStalls(int64_t now);                // requires mu_
+  int64_t TeamCpuNs(const TeamState& team);     // requires mu_
+  bool ShouldRetire(const Worker* w) const;     // requires mu_
+
+  const Options options_;
+  std::atomic<bool> shutdown_{false};
+  std::atomic<uint64_t> substitutes_started_{0};
+
+  mutable std::mutex mu_;
+  std::unique_ptr<ReadyQueue> queue_;                // guarded by mu_
+  std::vector<Worker*> idle_;                        // guarded by mu_
+  std::vector<std::unique_ptr<Worker>> workers_;     // guarded by mu_
+  std::vector<std::unique_ptr<TeamState>> teams_;    // guarded by mu_
+  uint64_t next_seq_ = 0;                            // guarded by mu_
+
+  std::condition_variable watchdog_cv_;
+  bool watchdog_sleeping_ = false;                   // guarded by mu_
+  std::thread watchdog_;
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_EXECUTOR_SCHEDULER_H_

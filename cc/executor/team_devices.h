@@ -1,0 +1,40 @@
+// The devices an executor's kernels see on each team.
+//
+// For every team of a TeamSet, one RenamedDevice wraps the executor's device
+// with the team's pinned TeamThreadPool as its CPU worker pool, so a kernel's
+// intra-op work (Eigen, Shard, oneDNN) runs on its team's cores only. The
+// renamed device keeps the device's name, allocator, resource manager and
+// Compute, so rendezvous keys, variables and kernels are unaffected.
+// Built once per (executor, TeamSet), not per step.
+//
+// Thread-safety: immutable after construction.
+#ifndef GRAPHI_TF_CC_EXECUTOR_TEAM_DEVICES_H_
+#define GRAPHI_TF_CC_EXECUTOR_TEAM_DEVICES_H_
+
+#include <memory>
+#include <vector>
+
+#include "cc/executor/team_set.h"
+#include "tensorflow/core/common_runtime/device.h"
+
+namespace graphi {
+
+class TeamDevices {
+ public:
+  TeamDevices(tensorflow::Device* device, std::shared_ptr<TeamSet> teams);
+
+  const std::shared_ptr<TeamSet>& teams() const { return teams_; }
+  // The device for kernels run by team `team`; the base device for -1.
+  tensorflow::Device* device(int team) const {
+    return team < 0 ? base_ : per_team_[team].get();
+  }
+
+ private:
+  tensorflow::Device* const base_;
+  std::shared_ptr<TeamSet> teams_;
+  std::vector<std::unique_ptr<tensorflow::Device>> per_team_;
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_EXECUTOR_TEAM_DEVICES_H_

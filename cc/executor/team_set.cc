@@ -1,0 +1,39 @@
+#include "cc/executor/team_set.h"
+
+#include <thread>
+
+namespace graphi {
+
+TeamSet::TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generation)
+    : layout_(layout), generation_(generation) {
+  Scheduler::Options options;
+  options.team_cpus = layout.team_cpus;
+  options.policy = policy;
+  scheduler_ = std::make_unique<Scheduler>(std::move(options));
+  for (size_t k = 0; k < layout.team_cpus.size(); ++k) {
+    pools_.push_back(std::make_unique<TeamThreadPool>(
+        static_cast<int>(k), layout.team_cpus[k], scheduler_.get(), "graphi"));
+  }
+}
+
+TeamSet::~TeamSet() {
+  // Workers first: no kernel can be using a pool once they are gone.
+  scheduler_.reset();
+  pools_.clear();
+}
+
+std::shared_ptr<TeamSet> TeamSet::Create(const TeamLayout& layout, ReadyPolicy policy,
+                                         uint64_t generation) {
+  return std::shared_ptr<TeamSet>(
+      new TeamSet(layout, policy, generation), [](TeamSet* set) {
+        // The last reference may be dropped by a step finishing on one of
+        // this set's workers; joining that worker from itself would deadlock.
+        if (Scheduler::Current() != nullptr) {
+          std::thread([set] { delete set; }).detach();
+        } else {
+          delete set;
+        }
+      });
+}
+
+}  // namespace graphi

@@ -1,0 +1,104 @@
+#include "cc/executor/team_thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "cc/executor/scheduler.h"
+#include "cc/executor/thread_affinity.h"
+
+namespace graphi {
+
+// Eigen's pool creates its threads through an Environment; ours pins helper
+// i to the team's core i+1 (core 0 belongs to the leader) and names it.
+struct TeamThreadPool::PinnedEnvironment {
+  struct Shared {
+    int team = 0;
+    std::vector<int> cpus;
+    Scheduler* scheduler = nullptr;
+    std::string name_prefix;
+    std::atomic<int> next_helper{0};
+  };
+  std::shared_ptr<Shared> shared;
+
+  struct Task {
+    std::function<void()> f;
+  };
+
+  class EnvThread {
+   public:
+    explicit EnvThread(std::function<void()> f) : thread_(std::move(f)) {}
+    ~EnvThread() { thread_.join(); }
+    void OnCancel() {}
+
+   private:
+    std::thread thread_;
+  };
+
+  EnvThread* CreateThread(std::function<void()> f) {
+    std::shared_ptr<Shared> s = shared;
+    const int helper = s->next_helper.fetch_add(1);
+    return new EnvThread([s, helper, f = std::move(f)]() {
+      const int cpu = s->cpus[(helper + 1) % s->cpus.size()];
+      std::string error;
+      if (!PinCurrentThread({cpu}, &error)) {
+        fprintf(stderr, "graphi_tf: could not pin team %d helper: %s\n", s->team,
+                error.c_str());
+      }
+      NameCurrentThread(s->name_prefix + "-e" + std::to_string(s->team) + "-t" +
+                        std::to_string(helper + 1));
+      if (s->scheduler != nullptr) s->scheduler->RegisterHelperThread(s->team);
+      f();
+    });
+  }
+  Task CreateTask(std::function<void()> f) { return Task{std::move(f)}; }
+  void ExecuteTask(const Task& t) { t.f(); }
+};
+
+TeamThreadPool::TeamThreadPool(int team, std::vector<int> cpus, Scheduler* scheduler,
+                               const std::string& name_prefix)
+    : num_threads_(static_cast<int>(std::max<size_t>(cpus.size(), 1))) {
+  if (num_threads_ > 1) {
+    PinnedEnvironment env;
+    env.shared = std::make_shared<PinnedEnvironment::Shared>();
+    env.shared->team = team;
+    env.shared->cpus = std::move(cpus);
+    env.shared->scheduler = scheduler;
+    env.shared->name_prefix = name_prefix;
+    helpers_ = std::make_unique<Eigen::ThreadPoolTempl<PinnedEnvironment>>(
+        num_threads_ - 1, /*allow_spinning=*/true, env);
+  }
+}
+
+TeamThreadPool::~TeamThreadPool() = default;
+
+void TeamThreadPool::Schedule(std::function<void()> fn) {
+  if (helpers_ == nullptr) {
+    fn();
+    return;
+  }
+  helpers_->Schedule(std::move(fn));
+}
+
+void TeamThreadPool::ScheduleWithHint(std::function<void()> fn, int start, int end) {
+  if (helpers_ == nullptr) {
+    fn();
+    return;
+  }
+  // Hints index helper threads; clamp to the helpers that exist.
+  const int helpers = num_threads_ - 1;
+  const int first = std::min(std::max(start, 0), helpers - 1);
+  const int limit = std::max(first + 1, std::min(end, helpers));
+  helpers_->ScheduleWithHint(std::move(fn), first, limit);
+}
+
+void TeamThreadPool::Cancel() {
+  if (helpers_ != nullptr) helpers_->Cancel();
+}
+
+int TeamThreadPool::CurrentThreadId() const {
+  return helpers_ == nullptr ? -1 : helpers_->CurrentThreadId();
+}
+
+}  // namespace graphi

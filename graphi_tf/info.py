@@ -1,0 +1,26 @@
+"""What GRAPHI sees and uses on this machine."""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from graphi_tf import _loader
+from graphi_tf.version import __version__
+
+
+def info() -> dict:
+    """Returns versions, the machine's usable cores and tiles, and the team layout in force.
+
+    Keys: ``version``, ``tf_version``, ``built_against_tf``, ``cpu_model``, ``usable_cores``,
+    ``usable_cpus``, ``quota_cores``, ``tiles``, ``executors``, ``threads_per_executor``,
+    ``teams`` (cpu ids per team), ``policy``, ``setting_source`` ("configure",
+    "environment" or "default") and ``setting_error`` (a message if the environment holds
+    an invalid setting, else None).
+    """
+    native = _loader.native()
+    result = {
+        "version": __version__,
+        "tf_version": tf.__version__,
+        "built_against_tf": native.BUILT_AGAINST_TF,
+    }
+    result.update(native.runtime_info())
+    return result

@@ -1,0 +1,80 @@
+"""Builds graphi_tf's native library against the installed TensorFlow.
+
+The compile and link flags come from tf.sysconfig, so the library matches the
+TensorFlow it is built with; the TensorFlow version is recorded in
+graphi_tf/_build_info.py and checked at import time.
+"""
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+def _tensorflow_flags():
+    import tensorflow as tf  # noqa: imported at build time only
+
+    return tf.__version__, tf.sysconfig.get_compile_flags(), tf.sysconfig.get_link_flags(), tf.sysconfig.get_lib()
+
+
+NATIVE_SOURCES = [
+    "cc/executor/ready_queue.cc",
+    "cc/executor/scheduler.cc",
+    "cc/executor/thread_affinity.cc",
+    "cc/executor/topology.cc",
+    "cc/executor/team_layout.cc",
+    "cc/executor/team_thread_pool.cc",
+    "cc/executor/team_set.cc",
+    "cc/executor/runtime.cc",
+    "cc/executor/team_devices.cc",
+    "cc/executor/graphi_executor.cc",
+    "cc/executor/registration.cc",
+    "python/bindings.cc",
+]
+
+
+class BuildNative(build_ext):
+    """build_ext that adds TensorFlow's flags and compiles in parallel."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = max(1, os.cpu_count() or 1)
+
+    def build_extensions(self):
+        tf_version, cflags, lflags, tf_lib = _tensorflow_flags()
+        for ext in self.extensions:
+            ext.extra_compile_args += cflags + [
+                "-O2", "-fvisibility=hidden", "-Wno-sign-compare", "-Wno-deprecated-declarations",
+                f'-DGRAPHI_BUILT_AGAINST_TF="{tf_version}"',
+            ]
+            ext.extra_link_args += lflags + [f"-Wl,-rpath,{tf_lib}", "-pthread"]
+        build_info = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphi_tf", "_build_info.py")
+        with open(build_info, "w") as f:
+            f.write('"""Written by setup.py: the TensorFlow this build was compiled against."""\n')
+            f.write(f"TF_VERSION = {tf_version!r}\n")
+        if not self.inplace:
+            target = os.path.join(self.build_lib, "graphi_tf", "_build_info.py")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w") as f, open(build_info) as src:
+                f.write(src.read())
+        super().build_extensions()
+
+
+def _pybind11_include():
+    import pybind11
+
+    return pybind11.get_include()
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "graphi_tf._graphi_tf",
+            sources=NATIVE_SOURCES,
+            include_dirs=[os.path.dirname(os.path.abspath(__file__)), _pybind11_include()],
+            language="c++",
+        )
+    ],
+    cmdclass={"build_ext": BuildNative},
+)
