@@ -11,7 +11,7 @@
 namespace graphi {
 
 // Eigen's pool creates its threads through an Environment; ours pins helper
-// i to the team's core i+1 (core 0 belongs to the leader) and names it.
+// i to the team's core i and names it.
 struct TeamThreadPool::PinnedEnvironment {
   struct Shared {
     int team = 0;
@@ -40,14 +40,14 @@ struct TeamThreadPool::PinnedEnvironment {
     std::shared_ptr<Shared> s = shared;
     const int helper = s->next_helper.fetch_add(1);
     return new EnvThread([s, helper, f = std::move(f)]() {
-      const int cpu = s->cpus[(helper + 1) % s->cpus.size()];
+      const int cpu = s->cpus[helper % s->cpus.size()];
       std::string error;
       if (!PinCurrentThread({cpu}, &error)) {
         fprintf(stderr, "graphi_tf: could not pin team %d helper: %s\n", s->team,
                 error.c_str());
       }
-      NameCurrentThread(s->name_prefix + "-e" + std::to_string(s->team) + "-t" +
-                        std::to_string(helper + 1));
+      NameCurrentThread(s->name_prefix + "-e" + std::to_string(s->team) + "-h" +
+                        std::to_string(helper));
       if (s->scheduler != nullptr) s->scheduler->RegisterHelperThread(s->team);
       f();
     });
@@ -67,7 +67,7 @@ TeamThreadPool::TeamThreadPool(int team, std::vector<int> cpus, Scheduler* sched
     env.shared->scheduler = scheduler;
     env.shared->name_prefix = name_prefix;
     helpers_ = std::make_unique<Eigen::ThreadPoolTempl<PinnedEnvironment>>(
-        num_threads_ - 1, /*allow_spinning=*/true, env);
+        num_threads_, /*allow_spinning=*/true, env);
   }
 }
 
@@ -86,8 +86,7 @@ void TeamThreadPool::ScheduleWithHint(std::function<void()> fn, int start, int e
     fn();
     return;
   }
-  // Hints index helper threads; clamp to the helpers that exist.
-  const int helpers = num_threads_ - 1;
+  const int helpers = num_threads_;
   const int first = std::min(std::max(start, 0), helpers - 1);
   const int limit = std::max(first + 1, std::min(end, helpers));
   helpers_->ScheduleWithHint(std::move(fn), first, limit);
