@@ -1,8 +1,8 @@
 // An executor team's intra-op thread pool, pinned to the team's cores.
 //
 // A team of T cores has one leader (the Scheduler worker that calls a
-// kernel's Compute, pinned to the team's first core) and, for T > 1, T helper
-// threads, helper i pinned to the team's core i. Kernels see this pool
+// kernel's Compute, pinned to the team's first core) and T helper threads,
+// helper i pinned to the team's core i. Kernels see this pool
 // through the team's RenamedDevice, so Eigen, Shard() and oneDNN split their
 // intra-op work over exactly the team's T cores.
 //
@@ -14,8 +14,9 @@
 // than a 1x1 team). The leader sleeps while its helpers work, so the team
 // still has one busy thread per core. CurrentThreadId() is -1 on the leader,
 // which oneDNN requires to not mistake the leader's call for nested
-// parallelism. With T == 1 there are no helpers and Schedule() runs the
-// closure inline (Eigen and oneDNN then never split work).
+// parallelism. With T == 1 Eigen and Shard never split work, but a kernel
+// that schedules a closure and waits for it still gets a real thread (running
+// it inline could deadlock a kernel that signals the closure afterwards).
 //
 // It derives from TensorFlow's ThreadPoolInterface (an Eigen interface)
 // only so RenamedDevice can take it; it uses nothing else of TensorFlow.
