@@ -16,14 +16,13 @@ Skips only when g++ or the googletest headers are missing on this machine.
 
 import concurrent.futures
 import os
-import pathlib
-import shutil
 import subprocess
 import time
 
 import pytest
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
+
 TEST_SOURCE = REPO_ROOT / "tests" / "cc" / "executor_conformance_test.cc"
 EXECUTOR_SOURCES = sorted((REPO_ROOT / "cc" / "executor").glob("*.cc"))
 
@@ -38,23 +37,6 @@ LAYOUTS = {
     "one_team_two_threads": {"GRAPHI_EXECUTORS": "1", "GRAPHI_THREADS_PER_EXECUTOR": "2"},
     "two_teams_one_thread": {"GRAPHI_EXECUTORS": "2", "GRAPHI_THREADS_PER_EXECUTOR": "1"},
 }
-
-
-def _skip_reason():
-    """Returns why the test cannot be built here, or None if it can."""
-    if shutil.which("g++") is None:
-        return "g++ not found on PATH; install g++ to run the C++ executor conformance test"
-    probe = subprocess.run(
-        ["g++", "-std=c++17", "-x", "c++", "-E", "-", "-o", "/dev/null"],
-        input="#include <gtest/gtest.h>\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return ("googletest headers (gtest/gtest.h) not found; install them "
-                "with `apt-get install -y libgtest-dev`")
-    return None
 
 
 def _usable_cores():
@@ -91,7 +73,7 @@ def _compile(cmd):
 @pytest.fixture(scope="session")
 def conformance_binary(tmp_path_factory):
     """Compiles the conformance test once per pytest session; returns its path."""
-    reason = _skip_reason()
+    reason = gtest_skip_reason()
     if reason is not None:
         pytest.skip(reason)
     assert TEST_SOURCE.is_file(), f"{TEST_SOURCE} is missing"

@@ -1,48 +1,31 @@
 """Builds and runs the googletest C++ unit tests under tests/cc.
 
 Each tests/cc/*_test.cc is compiled together with the pure C++ executor
-sources (topology, team layout), which need neither TensorFlow nor Bazel, and
+sources (scheduling policy, scheduler, topology, team layout), which need neither TensorFlow nor Bazel, and
 the resulting binary must exit 0. Skips only when the toolchain (g++) or the
 googletest headers are missing on this machine.
 """
 
-import pathlib
-import shutil
 import subprocess
 
 import pytest
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-CC_TEST_DIR = REPO_ROOT / "tests" / "cc"
+from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
+
+# The TensorFlow-free part of the executor: scheduling policy, scheduler,
+# topology and team layout.
 LIBRARY_SOURCES = [
-    REPO_ROOT / "cc" / "executor" / "topology.cc",
-    REPO_ROOT / "cc" / "executor" / "team_layout.cc",
+    REPO_ROOT / "cc" / "executor" / name
+    for name in ("topology.cc", "team_layout.cc", "ready_queue.cc", "scheduler.cc",
+                 "thread_affinity.cc")
 ]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
-
-
-def _skip_reason():
-    """Returns why the C++ tests cannot be built here, or None if they can."""
-    if shutil.which("g++") is None:
-        return "g++ not found on PATH; install g++ to run the C++ unit tests"
-    # Ask the compiler itself so that non-default include paths count too.
-    probe = subprocess.run(
-        ["g++", "-std=c++17", "-x", "c++", "-E", "-", "-o", "/dev/null"],
-        input="#include <gtest/gtest.h>\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return ("googletest headers (gtest/gtest.h) not found; install them "
-                "with `apt-get install -y libgtest-dev`")
-    return None
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("test_source", TEST_SOURCES, ids=lambda p: p.stem)
 def test_cc_unit_test_passes(test_source, tmp_path):
-    reason = _skip_reason()
+    reason = gtest_skip_reason()
     if reason is not None:
         pytest.skip(reason)
 

@@ -1,0 +1,185 @@
+// Unit tests of the Scheduler alone (no TensorFlow): hand-off to idle teams,
+// queueing by policy when all teams are busy, team identity of workers, and
+// the watchdog's substitutes for blocked teams.
+#include "cc/executor/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace graphi {
+namespace {
+
+using std::chrono::milliseconds;
+
+Scheduler::Options Teams(int n) {
+  Scheduler::Options o;
+  for (int k = 0; k < n; ++k) o.team_cpus.push_back({});  // unpinned in tests
+  o.pin_threads = false;
+  return o;
+}
+
+// Counts down; Wait() returns true when it reached zero before the timeout.
+class Latch {
+ public:
+  explicit Latch(int n) : n_(n) {}
+  void CountDown() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--n_ == 0) cv_.notify_all();
+  }
+  bool Wait(milliseconds timeout = milliseconds(10000)) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, timeout, [&] { return n_ <= 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_;
+};
+
+ReadyTask MakeTask(std::function<void(int)> fn, int64_t rank = 0) {
+  ReadyTask t;
+  t.run = std::move(fn);
+  t.rank = rank;
+  return t;
+}
+
+TEST(SchedulerTest, RunsEverySubmittedTaskExactlyOnce) {
+  Scheduler s(Teams(2));
+  std::atomic<int> runs{0};
+  Latch done(1000);
+  for (int i = 0; i < 1000; ++i) {
+    s.Submit(MakeTask([&](int) {
+      runs.fetch_add(1);
+      done.CountDown();
+    }));
+  }
+  ASSERT_TRUE(done.Wait());
+  EXPECT_EQ(runs.load(), 1000);
+}
+
+TEST(SchedulerTest, TasksRunOnWorkersThatKnowTheirTeam) {
+  Scheduler s(Teams(3));
+  std::mutex mu;
+  std::set<int> teams_seen;
+  Latch done(300);
+  for (int i = 0; i < 300; ++i) {
+    s.Submit(MakeTask([&](int team) {
+      EXPECT_EQ(Scheduler::Current(), &s);
+      EXPECT_EQ(Scheduler::CurrentTeam(), team);
+      {
+        std::lock_guard<std::mutex> l(mu);
+        teams_seen.insert(team);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      done.CountDown();
+    }));
+  }
+  ASSERT_TRUE(done.Wait());
+  EXPECT_EQ(teams_seen, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(Scheduler::Current(), nullptr);  // the test thread is no worker
+}
+
+TEST(SchedulerTest, BusyTeamsLeaveWorkQueuedInPolicyOrder) {
+  Scheduler::Options o = Teams(1);
+  o.policy = ReadyPolicy::kCriticalPathFirst;
+  Scheduler s(o);
+  // Occupy the only team, queue three ranked tasks, then release it.
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool open = false;
+  Latch started(1);
+  s.Submit(MakeTask([&](int) {
+    started.CountDown();
+    std::unique_lock<std::mutex> l(gate_mu);
+    gate_cv.wait(l, [&] { return open; });
+  }));
+  ASSERT_TRUE(started.Wait());
+  std::vector<int> order;
+  std::mutex order_mu;
+  Latch done(3);
+  for (int rank : {1, 3, 2}) {
+    s.Submit(MakeTask([&, rank](int) {
+      std::lock_guard<std::mutex> l(order_mu);
+      order.push_back(rank);
+      done.CountDown();
+    }, rank));
+  }
+  {
+    std::lock_guard<std::mutex> l(gate_mu);
+    open = true;
+  }
+  gate_cv.notify_all();
+  ASSERT_TRUE(done.Wait());
+  EXPECT_EQ(order, (std::vector<int>{3, 2, 1}));
+}
+
+TEST(SchedulerTest, IdleTeamTakesWorkWhileAnotherIsBusy) {
+  Scheduler s(Teams(2));
+  Latch long_started(1), release(1), quick_done(1);
+  s.Submit(MakeTask([&](int) {
+    long_started.CountDown();
+    release.Wait();
+  }));
+  ASSERT_TRUE(long_started.Wait());
+  s.Submit(MakeTask([&](int) { quick_done.CountDown(); }));
+  EXPECT_TRUE(quick_done.Wait(milliseconds(5000)));
+  release.CountDown();
+}
+
+TEST(SchedulerTest, BlockedTeamGetsASubstituteSoQueuedWorkRuns) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  // The only team blocks (no CPU) until a task queued behind it has run:
+  // without a substitute this never finishes.
+  Latch partner_ran(1), blocker_done(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+    blocker_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int team) {
+    EXPECT_EQ(team, 0);  // a substitute serves the blocked team's slot
+    partner_ran.CountDown();
+  }));
+  ASSERT_TRUE(blocker_done.Wait());
+  EXPECT_GE(s.substitutes_started(), 1u);
+}
+
+TEST(SchedulerTest, BusyTeamThatBurnsCpuGetsNoSubstitute) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 10 * 1000 * 1000;
+  Scheduler s(o);
+  Latch done(2);
+  s.Submit(MakeTask([&](int) {
+    // Compute for ~150 ms: busy, not blocked.
+    auto end = std::chrono::steady_clock::now() + milliseconds(150);
+    volatile uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
+    done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  ASSERT_TRUE(done.Wait());
+  EXPECT_EQ(s.substitutes_started(), 0u);
+}
+
+TEST(SchedulerTest, CountsTasksPerTeam) {
+  Scheduler s(Teams(2));
+  Latch done(50);
+  for (int i = 0; i < 50; ++i) s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  ASSERT_TRUE(done.Wait());
+  std::this_thread::sleep_for(milliseconds(20));
+  uint64_t total = 0;
+  for (uint64_t n : s.tasks_run_per_team()) total += n;
+  EXPECT_EQ(total, 50u);
+}
+
+}  // namespace
+}  // namespace graphi
