@@ -153,15 +153,18 @@ class GraphiStep {
   }
 
   // Activates the roots and hands them out. Calls `done` (possibly before
-  // returning) exactly once.
+  // returning) exactly once; a caller-driven step passes no `done` and learns
+  // the outcome from its CallerQueue.
   void Start(tensorflow::Executor::DoneCallback done) {
     done_ = std::move(done);
     tensorflow::Device* device = immutable_.params().device;
     absl::Status s = device->TryGetDeviceContext(&device_context_);
     if (!s.ok()) {
-      auto cb = std::move(done_);
-      delete this;
-      cb(s);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        status_ = s;
+      }
+      Finish();  // reports `s` to the caller's queue or `done`
       return;
     }
     slice_reader_cache_ = new tensorflow::checkpoint::TensorSliceReaderCacheWrapper;
@@ -665,8 +668,7 @@ class GraphiStep {
     // destroyed by `done`: touch nothing after it.
     delete this;
     if (caller_queue != nullptr) {
-      caller_queue->Finish(status);
-      if (done) done(status);
+      caller_queue->Finish(status);  // caller-driven steps have no `done`
     } else {
       done(status);
     }
