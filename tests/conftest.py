@@ -1,0 +1,185 @@
+"""Shared pytest fixtures for graphi_tf tests.
+
+Differential testing
+--------------------
+The conformance suite runs each case under TensorFlow's stock executor
+("DEFAULT" arm) and under the Graphi executor ("GRAPHI" arm) and asserts that
+the results match.  An *arm* knows how to put TensorFlow on its executor:
+
+* TF1 sessions:  ``arm.session_config(base)`` returns the ConfigProto to use.
+* TF2 functions: ``with arm.scope(): ...`` selects the executor for eager calls
+  of ``tf.function``s made on the current thread (the option is thread-local).
+
+Fixtures:
+
+* ``executor_type`` -- parametrized over "DEFAULT" and "GRAPHI"; a test that uses
+  it runs once per executor and must hold for each on its own.
+* ``arm`` -- the :class:`Arm` for the current ``executor_type``.
+* ``arms`` -- ``{"DEFAULT": Arm, "GRAPHI": Arm}``.
+* ``run_both`` -- ``run_both(case)`` calls ``case(arm)`` for the DEFAULT arm and
+  then for the GRAPHI arm, and compares the two results (nested structures of
+  arrays/scalars) with :func:`assert_same_results`.
+
+Fake mode
+---------
+With ``GRAPHI_TEST_FAKE=1`` the plugin is not imported and the GRAPHI arm runs on
+TensorFlow's "DEFAULT" executor (selected explicitly, so the configuration path
+is still exercised).  This validates the tests themselves before the executor
+exists.  ``GRAPHI_TEST_FAKE_EXECUTOR=<type>`` makes the fake GRAPHI arm use another
+registered executor instead, e.g. "SINGLE_THREADED_EXECUTOR" to watch the suite
+reject an executor that does not conform.  Otherwise ``graphi_tf`` is imported here, so a broken plugin fails the
+whole run early, and the process-wide Graphi teams are reset after every test.
+"""
+
+import contextlib
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+# Shared graph builders live next to the conformance tests; make them importable
+# regardless of pytest's import mode.
+_CONFORMANCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance")
+if _CONFORMANCE_DIR not in sys.path:
+    sys.path.insert(0, _CONFORMANCE_DIR)
+
+FAKE = os.environ.get("GRAPHI_TEST_FAKE") == "1"
+FAKE_EXECUTOR = os.environ.get("GRAPHI_TEST_FAKE_EXECUTOR", "DEFAULT")
+
+if FAKE:
+    graphi_tf = None
+else:
+    import graphi_tf  # registers the "GRAPHI" executor type
+
+ARM_NAMES = ("DEFAULT", "GRAPHI")
+
+FLOAT_RTOL = 1e-5
+FLOAT_ATOL = 1e-6
+
+
+class Arm:
+    """One side of a differential test: how to run TensorFlow on an executor."""
+
+    def __init__(self, name):
+        if name not in ARM_NAMES:
+            raise ValueError(f"unknown arm {name!r}")
+        self.name = name
+        self.is_graphi = name == "GRAPHI"
+        # Executor type actually requested from TensorFlow.  The DEFAULT arm
+        # leaves it unset (TensorFlow's default); the fake GRAPHI arm names
+        # "DEFAULT" (or GRAPHI_TEST_FAKE_EXECUTOR) explicitly.
+        if not self.is_graphi:
+            self.executor_type = ""
+        elif FAKE:
+            self.executor_type = FAKE_EXECUTOR
+        else:
+            self.executor_type = graphi_tf.EXECUTOR_TYPE
+
+    def __repr__(self):
+        return f"Arm({self.name}, executor_type={self.executor_type!r}, fake={FAKE})"
+
+    def session_config(self, base=None):
+        """ConfigProto for a tf.compat.v1.Session on this arm (a copy of ``base``)."""
+        if self.is_graphi and not FAKE:
+            return graphi_tf.session_config(base)
+        config = tf.compat.v1.ConfigProto()
+        if base is not None:
+            config.CopyFrom(base)
+        if self.is_graphi:
+            config.experimental.executor_type = self.executor_type
+        return config
+
+    def session(self, graph, base=None):
+        """A new tf.compat.v1.Session on ``graph`` configured for this arm."""
+        return tf.compat.v1.Session(graph=graph, config=self.session_config(base))
+
+    def scope(self):
+        """Context manager selecting this arm's executor for tf.function calls
+        made on the current thread."""
+        if not self.is_graphi:
+            return contextlib.nullcontext()
+        if FAKE:
+            return tf.experimental.function_executor_type(self.executor_type)
+        return graphi_tf.executor_scope()
+
+
+def _flatten_with_paths(value, path="result"):
+    if isinstance(value, dict):
+        out = []
+        for key in sorted(value):
+            out.extend(_flatten_with_paths(value[key], f"{path}[{key!r}]"))
+        return out
+    if isinstance(value, (list, tuple)):
+        out = []
+        for i, item in enumerate(value):
+            out.extend(_flatten_with_paths(item, f"{path}[{i}]"))
+        return out
+    if isinstance(value, tf.Tensor):
+        value = value.numpy()
+    return [(path, np.asarray(value))]
+
+
+def _structure(value):
+    if isinstance(value, dict):
+        return {k: _structure(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_structure(v) for v in value]
+    return None
+
+
+def assert_same_results(expected, actual, rtol=FLOAT_RTOL, atol=FLOAT_ATOL):
+    """Asserts two nested results are equal: same structure, shapes and dtypes;
+    floating/complex leaves allclose(rtol, atol), everything else exact."""
+    assert _structure(expected) == _structure(actual), "result structures differ"
+    for (path, want), (_, got) in zip(_flatten_with_paths(expected), _flatten_with_paths(actual)):
+        assert want.dtype == got.dtype, f"{path}: dtype {got.dtype} != {want.dtype}"
+        assert want.shape == got.shape, f"{path}: shape {got.shape} != {want.shape}"
+        if np.issubdtype(want.dtype, np.floating) or np.issubdtype(want.dtype, np.complexfloating):
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=path)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=path)
+
+
+@pytest.fixture(params=ARM_NAMES)
+def executor_type(request):
+    """Executor under test: "DEFAULT" or "GRAPHI" (a parametrized fixture)."""
+    return request.param
+
+
+@pytest.fixture
+def arm(executor_type):
+    return Arm(executor_type)
+
+
+@pytest.fixture
+def arms():
+    return {name: Arm(name) for name in ARM_NAMES}
+
+
+@pytest.fixture
+def run_both(arms):
+    """``run_both(case, rtol=..., atol=...)``: runs ``case(arm)`` on the DEFAULT
+    arm, then on the GRAPHI arm, asserts the results are the same and returns
+    ``(default_result, graphi_result)``.  ``case`` must build everything it uses
+    (graphs, sessions, tf.functions, models) afresh on each call."""
+
+    def _run_both(case, rtol=FLOAT_RTOL, atol=FLOAT_ATOL):
+        default_result = case(arms["DEFAULT"])
+        graphi_result = case(arms["GRAPHI"])
+        assert_same_results(default_result, graphi_result, rtol=rtol, atol=atol)
+        return default_result, graphi_result
+
+    return _run_both
+
+
+@pytest.fixture(autouse=True)
+def _reset_graphi_teams():
+    """Restores the process-wide Graphi team layout to its defaults after each
+    test, so a test that re-partitions teams cannot affect the next one."""
+    yield
+    if not FAKE:
+        graphi_tf.configure()
