@@ -8,8 +8,10 @@ rounds, with the starting arm rotated every round):
   c  GRAPHI, 2 executors x 1 thread
   d  GRAPHI, 1 executor  x 2 threads
 
-Reports, per arm, the median over rounds of each run's median step time, and
-its ratio to arm (a).  An arm whose run fails (non-zero exit, timeout, no JSON)
+Reports, per arm, the median over rounds of each run's median step time, its
+ratio to arm (a), and the arm's physical limit LB = max(critical path, total
+op time / cores) from traced steps (tools/step_bound.py) with the efficiency
+LB / step time.  An arm whose run fails (non-zero exit, timeout, no JSON)
 is reported as failed with the tail of its stderr; the other arms still run.
 
 Example:
@@ -91,8 +93,10 @@ def run_once(args, label, round_index):
         record["error"] = f"no JSON result on stdout ({e})"
         record["stderr_tail"] = tail(proc.stderr)
         return record
+    bound = result.get("bound") or {}
     record.update(ok=True, median_ms=result["median_ms"], min_ms=result["min_ms"],
-                  max_ms=result["max_ms"], result=result)
+                  max_ms=result["max_ms"], lower_bound_ms=bound.get("lower_bound_ms"),
+                  result=result)
     return record
 
 
@@ -109,6 +113,9 @@ def summarize(args, runs):
             "round_medians_ms": [r["median_ms"] for r in ok],
             "median_ms": statistics.median(r["median_ms"] for r in ok) if ok else None,
             "min_ms": min(r["min_ms"] for r in ok) if ok else None,
+            # The arm's own physical limit max(CP, W / cores), median over rounds.
+            "lower_bound_ms": (statistics.median(r["lower_bound_ms"] for r in ok)
+                               if ok and all(r["lower_bound_ms"] for r in ok) else None),
             "status": "ok" if not failed else ("failed" if not ok else "partial"),
         }
         if failed:
@@ -117,6 +124,8 @@ def summarize(args, runs):
         summary[label] = entry
     base = summary.get(BASELINE, {}).get("median_ms")
     for entry in summary.values():
+        entry["efficiency"] = (entry["lower_bound_ms"] / entry["median_ms"]
+                               if entry["lower_bound_ms"] and entry["median_ms"] else None)
         if base and entry["median_ms"]:
             entry["ratio_vs_a"] = entry["median_ms"] / base      # < 1: faster than (a)
             entry["speedup_vs_a"] = base / entry["median_ms"]   # > 1: faster than (a)
@@ -130,11 +139,12 @@ def format_table(summary):
         return format(v, fmt) if v is not None else "-"
 
     header = (f"{'arm':<4}{'configuration':<34}{'median ms':>11}{'min ms':>10}"
-              f"{'time/a':>9}{'speedup':>9}{'rounds':>8}  status")
+              f"{'LB ms':>9}{'LB/time':>9}{'time/a':>9}{'speedup':>9}{'rounds':>8}  status")
     lines = [header, "-" * len(header)]
     for label, e in summary.items():
         lines.append(f"{label:<4}{e['description']:<34}{num(e['median_ms'], '.2f'):>11}"
-                     f"{num(e['min_ms'], '.2f'):>10}{num(e['ratio_vs_a'], '.3f'):>9}"
+                     f"{num(e['min_ms'], '.2f'):>10}{num(e['lower_bound_ms'], '.2f'):>9}"
+                     f"{num(e['efficiency'], '.2f'):>9}{num(e['ratio_vs_a'], '.3f'):>9}"
                      f"{num(e['speedup_vs_a'], '.3f'):>9}"
                      f"{e['ok_rounds']:>4}/{e['ok_rounds'] + e['failed_rounds']:<3}  {e['status']}")
     for label, e in summary.items():

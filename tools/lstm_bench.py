@@ -53,6 +53,9 @@ def parse_args(argv=None):
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trace-steps", type=int, default=5,
+                        help="traced steps after timing, for the lower bound "
+                             "max(critical path, work / cores) (0: skip; default 5)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (and nothing else)")
     args = parser.parse_args(argv)
@@ -161,6 +164,22 @@ def run(args):
             sess.run(train_op)
             step_ms.append((time.perf_counter() - t0) * 1e3)
         last_loss = float(sess.run(loss))
+        bound = None
+        if args.trace_steps > 0:
+            # The physical limit of this arm, from its own traced steps.
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import step_bound
+
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+            options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE,
+                                              output_partition_graphs=True)
+            bounds = []
+            for _ in range(args.trace_steps):
+                metadata = tf.compat.v1.RunMetadata()
+                sess.run(train_op, options=options, run_metadata=metadata)
+                bounds.append(step_bound.lower_bound(metadata, cores))
+            bound = {key: statistics.median(b[key] for b in bounds) for key in bounds[0]}
+            bound["cores"] = cores
 
     return {
         "benchmark": "lstm_train_step",
@@ -188,6 +207,8 @@ def run(args):
         "mean_ms": statistics.fmean(step_ms),
         "step_times_ms": step_ms,
         "warmup_s": warmup_s,
+        "bound": bound,
+        "efficiency": (bound["lower_bound_ms"] / statistics.median(step_ms)) if bound else None,
         "loss_before": first_loss,
         "loss_after": last_loss,
         "graph_nodes": len(graph.as_graph_def().node),
@@ -218,6 +239,10 @@ def format_report(result):
         f"max {result['max_ms']:.2f} ms",
         f"  loss: {result['loss_before']:.6f} -> {result['loss_after']:.6f}",
     ]
+    if result.get("bound"):
+        b = result["bound"]
+        lines.append(f"  lower bound: {b['lower_bound_ms']:.2f} ms = max(CP {b['critical_path_ms']:.2f}, "
+                     f"W {b['work_ms']:.2f} / {b['cores']} cores); efficiency {result['efficiency']:.2f}")
     if result["graphi_info"] is not None:
         info = result["graphi_info"]
         lines.append(f"  graphi: executors={info.get('executors')} "
