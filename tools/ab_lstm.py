@@ -8,10 +8,12 @@ rounds, with the starting arm rotated every round):
   c  GRAPHI, 2 executors x 1 thread
   d  GRAPHI, 1 executor  x 2 threads
 
-Reports, per arm, the median over rounds of each run's median step time, its
-ratio to arm (a), and the arm's physical limit LB = max(critical path, total
-op time / cores) from traced steps (tools/step_bound.py) with the efficiency
-LB / step time.  An arm whose run fails (non-zero exit, timeout, no JSON)
+Reports, per arm, the median over rounds of each run's median step time and
+its ratio to arm (a); then the physical limit LB = max(critical path, total op
+time / cores), measured once from a sequential, uncontended run (CP from its
+traced steps, tools/step_bound.py; W the smaller of its traced op-time sum and
+its untraced step time, both slight overestimates of the true op time), and
+each arm's efficiency LB / step time.  An arm whose run fails (non-zero exit, timeout, no JSON)
 is reported as failed with the tail of its stderr; the other arms still run.
 
 Example:
@@ -37,6 +39,11 @@ ARMS = {
     "d": ("GRAPHI, 1 executor x 2 threads", ["--executor", "GRAPHI", "--executors", "1", "--threads", "2"]),
 }
 BASELINE = "a"
+# The physical limit comes from a sequential, uncontended run: its traced op
+# times give W (total op time) and CP (critical path); LB = max(CP, W / cores)
+# is the same for every arm, since they all run the same graph.
+REFERENCE = ("sequential reference for the lower bound",
+             ["--executor", "DEFAULT", "--inter", "1", "--intra", "1", "--trace-steps", "10"])
 STDERR_TAIL_LINES = 25
 
 
@@ -53,6 +60,8 @@ def parse_args(argv=None):
                         help="seconds before one run is killed and counted as failed")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the runs")
     parser.add_argument("--out", default=None, help="write the full results as JSON here")
+    parser.add_argument("--no-bound", action="store_true",
+                        help="skip the sequential reference run that measures the lower bound")
     args = parser.parse_args(argv)
     args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = [a for a in args.arms if a not in ARMS]
@@ -68,7 +77,8 @@ def tail(text, lines=STDERR_TAIL_LINES):
 
 
 def run_once(args, label, round_index):
-    argv = ([args.python, BENCH] + ARMS[label][1]
+    arm_argv = REFERENCE[1] if label == "reference" else ARMS[label][1]
+    argv = ([args.python, BENCH] + arm_argv
             + ["--warmup", str(args.warmup), "--steps", str(args.steps), "--json"]
             + shlex.split(args.bench_args))
     record = {"round": round_index, "argv": argv, "ok": False}
@@ -93,14 +103,12 @@ def run_once(args, label, round_index):
         record["error"] = f"no JSON result on stdout ({e})"
         record["stderr_tail"] = tail(proc.stderr)
         return record
-    bound = result.get("bound") or {}
     record.update(ok=True, median_ms=result["median_ms"], min_ms=result["min_ms"],
-                  max_ms=result["max_ms"], lower_bound_ms=bound.get("lower_bound_ms"),
-                  result=result)
+                  max_ms=result["max_ms"], bound=result.get("bound"), result=result)
     return record
 
 
-def summarize(args, runs):
+def summarize(args, runs, bound):
     summary = {}
     for label in args.arms:
         ok = [r for r in runs[label] if r["ok"]]
@@ -113,9 +121,6 @@ def summarize(args, runs):
             "round_medians_ms": [r["median_ms"] for r in ok],
             "median_ms": statistics.median(r["median_ms"] for r in ok) if ok else None,
             "min_ms": min(r["min_ms"] for r in ok) if ok else None,
-            # The arm's own physical limit max(CP, W / cores), median over rounds.
-            "lower_bound_ms": (statistics.median(r["lower_bound_ms"] for r in ok)
-                               if ok and all(r["lower_bound_ms"] for r in ok) else None),
             "status": "ok" if not failed else ("failed" if not ok else "partial"),
         }
         if failed:
@@ -124,8 +129,8 @@ def summarize(args, runs):
         summary[label] = entry
     base = summary.get(BASELINE, {}).get("median_ms")
     for entry in summary.values():
-        entry["efficiency"] = (entry["lower_bound_ms"] / entry["median_ms"]
-                               if entry["lower_bound_ms"] and entry["median_ms"] else None)
+        lb = bound["lower_bound_ms"] if bound else None
+        entry["efficiency"] = lb / entry["median_ms"] if lb and entry["median_ms"] else None
         if base and entry["median_ms"]:
             entry["ratio_vs_a"] = entry["median_ms"] / base      # < 1: faster than (a)
             entry["speedup_vs_a"] = base / entry["median_ms"]   # > 1: faster than (a)
@@ -134,16 +139,24 @@ def summarize(args, runs):
     return summary
 
 
+def format_bound(bound):
+    if not bound:
+        return "lower bound: not measured (the sequential reference run failed)"
+    return (f"lower bound LB = max(CP, W / cores) = max({bound['critical_path_ms']:.2f}, "
+            f"{bound['work_ms']:.2f} / {bound['cores']}) = {bound['lower_bound_ms']:.2f} ms "
+            f"(from {REFERENCE[0]}); LB/time is each arm's efficiency")
+
+
 def format_table(summary):
     def num(v, fmt):
         return format(v, fmt) if v is not None else "-"
 
     header = (f"{'arm':<4}{'configuration':<34}{'median ms':>11}{'min ms':>10}"
-              f"{'LB ms':>9}{'LB/time':>9}{'time/a':>9}{'speedup':>9}{'rounds':>8}  status")
+              f"{'LB/time':>9}{'time/a':>9}{'speedup':>9}{'rounds':>8}  status")
     lines = [header, "-" * len(header)]
     for label, e in summary.items():
         lines.append(f"{label:<4}{e['description']:<34}{num(e['median_ms'], '.2f'):>11}"
-                     f"{num(e['min_ms'], '.2f'):>10}{num(e['lower_bound_ms'], '.2f'):>9}"
+                     f"{num(e['min_ms'], '.2f'):>10}"
                      f"{num(e['efficiency'], '.2f'):>9}{num(e['ratio_vs_a'], '.3f'):>9}"
                      f"{num(e['speedup_vs_a'], '.3f'):>9}"
                      f"{e['ok_rounds']:>4}/{e['ok_rounds'] + e['failed_rounds']:<3}  {e['status']}")
@@ -169,8 +182,24 @@ def main(argv=None):
             print(f"[round {round_index + 1}/{args.repeats}] arm {label}: {status} "
                   f"({record['wall_s']:.1f}s)", file=sys.stderr, flush=True)
 
-    summary = summarize(args, runs)
+    bound = None
+    if not args.no_bound:
+        reference = run_once(args, "reference", 0)
+        bound = reference.get("result", {}).get("bound") if reference["ok"] else None
+        if bound:
+            # Traced op times carry the tracer's own cost, so the traced W is an
+            # overestimate; the untraced sequential step (all ops back to back
+            # plus executor overhead) is another. Take the tighter one.
+            bound = dict(bound, traced_work_ms=bound["work_ms"],
+                         sequential_step_ms=reference["median_ms"])
+            bound["work_ms"] = min(bound["work_ms"], reference["median_ms"])
+            bound["lower_bound_ms"] = max(bound["critical_path_ms"],
+                                          bound["work_ms"] / bound["cores"])
+        print(f"[reference] {'ok' if bound else 'FAILED: ' + str(reference.get('error'))}",
+              file=sys.stderr, flush=True)
+    summary = summarize(args, runs, bound)
     print(format_table(summary))
+    print(format_bound(bound))
     if args.out:
         report = {
             "tool": "ab_lstm",
@@ -182,6 +211,7 @@ def main(argv=None):
             "python": args.python,
             "baseline": BASELINE,
             "summary": summary,
+            "bound": bound,
             "runs": runs,
         }
         with open(args.out, "w") as f:

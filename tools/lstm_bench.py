@@ -53,9 +53,11 @@ def parse_args(argv=None):
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--trace-steps", type=int, default=5,
+    parser.add_argument("--trace-steps", type=int, default=0,
                         help="traced steps after timing, for the lower bound "
-                             "max(critical path, work / cores) (0: skip; default 5)")
+                             "max(critical path, work / cores); meaningful on a sequential "
+                             "run (--inter 1 --intra 1), where op times are uncontended "
+                             "(default 0: skip)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (and nothing else)")
     args = parser.parse_args(argv)
