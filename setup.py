@@ -29,6 +29,9 @@ NATIVE_SOURCES = [
     "cc/executor/team_devices.cc",
     "cc/executor/graphi_executor.cc",
     "cc/executor/registration.cc",
+    "cc/profiler/cost_model.cc",
+    "cc/profiler/graph_registry.cc",
+    "cc/profiler/graph_signature.cc",
     "python/bindings.cc",
 ]
 

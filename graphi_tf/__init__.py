@@ -6,13 +6,23 @@
   (or ``config.experimental.executor_type = "GRAPHI"``);
 * tf.function / Keras: ``with graphi_tf.executor_scope():``
   (or ``tf.experimental.function_executor_type("GRAPHI")``).
+
+``graphi_tf.tune(step_fn)`` sweeps the team layouts for a step, keeps the fastest
+and caches it per graph signature, so later processes start tuned.
 """
 from graphi_tf import _loader
 from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config
 from graphi_tf.info import info
+from graphi_tf.tune import TuneResult, tune
 from graphi_tf.version import __version__
 
 _loader.native()
+
+# Settings and costs tuned earlier for graphs on this machine (same TF and
+# graphi_tf versions) apply from a graph's first step; GRAPHI_TUNE=0 skips it.
+from graphi_tf import cache as _cache  # noqa: E402
+
+_cache.apply_cached_entries()
 
 __all__ = [
     "EXECUTOR_TYPE",
@@ -21,5 +31,7 @@ __all__ = [
     "executor_scope",
     "info",
     "session_config",
+    "tune",
+    "TuneResult",
     "__version__",
 ]

@@ -1,23 +1,219 @@
-"""The graphi-tf command line."""
+"""The graphi-tf command line.
+
+    graphi-tf info                       versions, cores, tiles, teams (JSON)
+    graphi-tf cache list [--json]        cached tuned settings
+    graphi-tf cache show KEY             one entry (JSON); KEY may be a unique prefix
+    graphi-tf cache clear                remove every entry
+    graphi-tf tune --model lstm          tune a bundled model
+    graphi-tf tune --script FILE.py      tune FILE's build_step() step
+"""
 from __future__ import annotations
 
 import argparse
+import datetime
+import importlib.util
 import json
+import os
 import sys
-from typing import Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
+
+MODELS = ("lstm",)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _parse_settings(text: str) -> List[tuple]:
+    settings = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            e, t = part.lower().split("x")
+            settings.append((int(e), int(t)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"invalid setting {part!r}; expected ExT[,ExT...], e.g. 1x1,2x1"
+            ) from None
+    return settings
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
+        return value
+
+    return parse
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphi-tf", description="GRAPHI executor for TensorFlow.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, usable cores, tiles and the team layout in force")
-    args = parser.parse_args(argv)
+
+    cache = sub.add_parser("cache", help="the per-graph tuning cache",
+                           description="The per-graph tuning cache (see docs/tuning.md).")
+    cache_sub = cache.add_subparsers(dest="cache_command", required=True)
+    listing = cache_sub.add_parser("list", help="list entries: key, signature, setting, median, created")
+    listing.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    show = cache_sub.add_parser("show", help="print one entry as JSON")
+    show.add_argument("key", help="entry key (or a unique prefix of one)")
+    cache_sub.add_parser("clear", help="remove every entry")
+
+    tune = sub.add_parser(
+        "tune", help="time a step under every team layout, apply and cache the fastest",
+        description="Time a training step under every symmetric team layout that fits this "
+                    "machine, and cache the fastest for the step's graphs.")
+    what = tune.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model", choices=MODELS, help="a bundled model")
+    what.add_argument("--script", metavar="FILE.py",
+                      help="a Python file defining build_step() that returns a zero-argument step callable")
+    tune.add_argument("--warmup", type=_int_at_least(0), default=20, help="untimed steps per setting (default 20)")
+    tune.add_argument("--steps", type=_int_at_least(1), default=30, help="timed steps per setting (default 30)")
+    tune.add_argument("--settings", type=_parse_settings, default=None, metavar="ExT,...",
+                      help="settings to try, e.g. 1x1,2x1 (default: all that fit on whole tiles)")
+    tune.add_argument("--policy", default=None, help="ready-op policy (default: the one in force)")
+    tune.add_argument("--no-cache", action="store_true", help="do not write cache entries")
+    tune.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    tune.add_argument("--json", action="store_true", help="print the result as JSON")
+    for name, default in (("batch", 32), ("hidden", 256), ("layers", 4), ("time-steps", 20)):
+        tune.add_argument(f"--{name}", type=_int_at_least(1), default=default,
+                          help=f"--model lstm: {name.replace('-', ' ')} (default {default})")
+    return parser
+
+
+def _error(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"graphi-tf: error: {message}\n")
+    return code
+
+
+def _format_created(unix: float) -> str:
+    return datetime.datetime.fromtimestamp(unix).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _cache_command(args: argparse.Namespace) -> int:
+    from graphi_tf import cache
+
+    directory = cache.cache_dir()
+    if args.cache_command == "list":
+        import graphi_tf
+
+        info = graphi_tf.info()
+        rows = []
+        for entry in cache.list_entries(directory):
+            s = entry.setting
+            rows.append({
+                "key": entry.key,
+                "signature": entry.signature,
+                "setting": f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip(),
+                "executors": s["executors"],
+                "threads_per_executor": s["threads_per_executor"],
+                "policy": s["policy"],
+                "median_step_ms": entry.median_step_ms,
+                "created_unix": entry.created_unix,
+                "created": _format_created(entry.created_unix),
+                "status": cache.entry_status(entry, info),
+                "path": str(cache.entry_path(entry.key, directory)),
+            })
+        if args.json:
+            json.dump(rows, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            return 0
+        print(f"cache: {directory} ({len(rows)} entr{'y' if len(rows) == 1 else 'ies'})")
+        if rows:
+            cols = ("key", "signature", "setting", "median", "created", "status")
+            cells = [(r["key"], r["signature"], r["setting"], f"{r['median_step_ms']:.3f} ms",
+                      r["created"], r["status"]) for r in rows]
+            widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
+            print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
+            for x in cells:
+                print("  ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip())
+        return 0
+    if args.cache_command == "show":
+        matches = cache.find_entry(args.key, directory)
+        if not matches:
+            return _error(f"no cache entry {args.key!r} in {directory}")
+        if len(matches) > 1:
+            names = ", ".join(p.stem for p in matches)
+            return _error(f"cache key prefix {args.key!r} is ambiguous: {names}")
+        entry = cache.read_entry(matches[0])
+        if entry is None:
+            return _error(f"cache entry {matches[0]} is not valid (see the warning above)", 1)
+        json.dump(entry.to_dict(), sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
+    if args.cache_command == "clear":
+        removed = cache.clear(directory)
+        print(f"removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {directory}")
+        return 0
+    raise AssertionError(args.cache_command)  # argparse allows nothing else
+
+
+def _load_script_step(path: str) -> Callable[[], Any]:
+    if not os.path.isfile(path):
+        raise _UsageError(f"script {path!r} does not exist")
+    spec = importlib.util.spec_from_file_location("graphi_tf_user_step", path)
+    if spec is None or spec.loader is None:
+        raise _UsageError(f"cannot load {path!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    script_dir = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, script_dir)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if script_dir in sys.path:
+            sys.path.remove(script_dir)
+    build = getattr(module, "build_step", None)
+    if not callable(build):
+        raise _UsageError(f"script {path!r} defines no build_step() (a function returning a zero-argument step callable)")
+    step = build()
+    if not callable(step):
+        raise _UsageError(f"build_step() in {path!r} returned {type(step).__name__}, not a callable")
+    return step
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _tune_command(args: argparse.Namespace) -> int:
+    import graphi_tf  # noqa: F401  (loads the native library, applies cached entries)
+    from graphi_tf.tune import TuneArgumentError, tune
+
+    try:
+        if args.model == "lstm":
+            from graphi_tf.models import lstm
+
+            step = lstm.build_step(batch=args.batch, hidden=args.hidden, layers=args.layers,
+                                   time_steps=args.time_steps)
+        else:
+            step = _load_script_step(args.script)
+        result = tune(step, warmup=args.warmup, steps=args.steps, settings=args.settings,
+                      policy=args.policy, write_cache=not args.no_cache, progress=not args.no_progress)
+    except (_UsageError, TuneArgumentError) as e:
+        return _error(str(e))
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(result)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _build_parser().parse_args(argv)
     if args.command == "info":
         import graphi_tf
 
         json.dump(graphi_tf.info(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    return 0
+        return 0
+    if args.command == "cache":
+        return _cache_command(args)
+    if args.command == "tune":
+        return _tune_command(args)
+    raise AssertionError(args.command)  # argparse allows nothing else
 
 
 if __name__ == "__main__":

@@ -13,8 +13,12 @@ def info() -> dict:
     Keys: ``version``, ``tf_version``, ``built_against_tf``, ``cpu_model``, ``usable_cores``,
     ``usable_cpus``, ``quota_cores``, ``tiles``, ``executors``, ``threads_per_executor``,
     ``teams`` (cpu ids per team), ``policy``, ``setting_source`` ("configure",
-    "environment" or "default") and ``setting_error`` (a message if the environment holds
-    an invalid setting, else None).
+    "environment", "cache", "tuned" or "default"), ``setting_error`` (a message if the
+    environment holds an invalid setting, else None) and ``graphs``: one dict per graph
+    GRAPHI has run in this process — ``signature``, ``node_count``, ``steps_run``, the
+    setting in use (``executors``, ``threads_per_executor``, ``policy``), where it came
+    from (``source``: "default", "configure", "environment", "cache" or "tuned") and
+    ``costs_known``.
     """
     native = _loader.native()
     result = {
@@ -23,4 +27,5 @@ def info() -> dict:
         "built_against_tf": native.BUILT_AGAINST_TF,
     }
     result.update(native.runtime_info())
+    result["graphs"] = native.graphs()
     return result

@@ -17,6 +17,7 @@
 #include "cc/executor/team_layout.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/executor/topology.h"
+#include "cc/profiler/graph_registry.h"
 
 #ifndef GRAPHI_BUILT_AGAINST_TF
 #define GRAPHI_BUILT_AGAINST_TF "unknown"
@@ -29,6 +30,12 @@ bool GraphiExecutorRegistered();
 namespace py = pybind11;
 
 namespace {
+
+std::shared_ptr<graphi::GraphProfile> FindProfile(const std::string& signature) {
+  std::shared_ptr<graphi::GraphProfile> profile = graphi::GraphRegistry::Get().Find(signature);
+  if (profile == nullptr) throw py::key_error("no graph with signature '" + signature + "' seen");
+  return profile;
+}
 
 py::dict TopologyToDict(const graphi::Topology& t) {
   py::dict d;
@@ -129,4 +136,94 @@ PYBIND11_MODULE(_graphi_tf, m) {
   });
 
   m.def("current_thread_affinity", &graphi::CurrentThreadAffinity);
+
+  m.def("graphs", []() {
+    graphi::Runtime& rt = graphi::Runtime::Get();
+    graphi::TeamLayout layout;
+    graphi::ReadyPolicy policy;
+    std::string source, error;
+    const bool resolved = rt.Describe(&layout, &policy, &source, &error);
+    py::list out;
+    for (const auto& profile : graphi::GraphRegistry::Get().List()) {
+      py::dict d;
+      d["signature"] = profile->signature();
+      d["node_count"] = profile->node_count();
+      d["steps_run"] = profile->steps_run();
+      d["costs_known"] = profile->costs().costs_known();
+      if (resolved) {
+        d["executors"] = layout.executors;
+        d["threads_per_executor"] = layout.threads_per_executor;
+        d["policy"] = std::string(graphi::ReadyPolicyName(policy));
+      }
+      // Where the setting in use came from. A graph whose own adopted setting
+      // (cache or tune) is the one in force reports that; otherwise the
+      // process-wide source (default, configure, environment, or another
+      // graph's adopted setting, reported as "default" for this graph).
+      graphi::Adoption adoption;
+      std::string graph_source = source;
+      if (source == "cache" || source == "tuned") {
+        const bool own = profile->adoption(&adoption) &&
+                         adoption.setting.executors == layout.executors &&
+                         adoption.setting.threads_per_executor == layout.threads_per_executor;
+        graph_source = own ? adoption.source : "default";
+      }
+      d["source"] = graph_source;
+      out.append(d);
+    }
+    return out;
+  }, "Each graph GRAPHI has run in this process, with the setting in use and its source.");
+
+  m.def("graph_profile", [](const std::string& signature) {
+    std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+    py::dict d;
+    d["signature"] = profile->signature();
+    d["node_count"] = profile->node_count();
+    d["node_names"] = profile->node_names();
+    d["node_costs_ns"] = profile->costs().Estimates();
+    d["ranks_ns"] = profile->costs().Ranks();
+    d["steps_run"] = profile->steps_run();
+    d["costs_known"] = profile->costs().costs_known();
+    return d;
+  }, py::arg("signature"));
+
+  m.def("adopt_setting", [](const std::string& signature, int executors, int threads_per_executor,
+                            const std::string& policy, const std::string& source,
+                            const std::vector<int64_t>& node_costs_ns,
+                            const std::vector<std::string>& node_names) {
+    if (source != "cache" && source != "tuned") {
+      throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
+    }
+    graphi::Adoption adoption;
+    adoption.setting.executors = executors;
+    adoption.setting.threads_per_executor = threads_per_executor;
+    adoption.setting.policy = policy;
+    adoption.source = source;
+    adoption.node_costs_ns = node_costs_ns;
+    adoption.node_names = node_names;
+    return graphi::GraphRegistry::Get().Adopt(signature, adoption);
+  }, py::arg("signature"), py::arg("executors"), py::arg("threads_per_executor"),
+     py::arg("policy"), py::arg("source"), py::arg("node_costs_ns"), py::arg("node_names"),
+     "Records a cached or tuned setting (and costs) for a graph signature.");
+
+  m.def("clear_adoptions", []() { graphi::GraphRegistry::Get().ClearAdoptions(); },
+        "Forgets cached/tuned settings adopted in this process.");
+
+  m.def("record_next_step", [](const std::string& signature) {
+    FindProfile(signature)->RecordNextStep();
+  }, py::arg("signature"), "Asks the next step of this graph to record its timeline.");
+
+  m.def("last_step_timeline", [](const std::string& signature) {
+    std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+    py::list out;
+    for (const graphi::NodeExecution& e : profile->LastTimeline()) {
+      py::dict d;
+      d["node_id"] = e.node_id;
+      d["node"] = e.node_id < profile->node_count() ? profile->node_names()[e.node_id] : "";
+      d["team"] = e.team;
+      d["start_ns"] = e.start_ns;
+      d["end_ns"] = e.end_ns;
+      out.append(d);
+    }
+    return out;
+  }, py::arg("signature"), "Node executions of the last recorded step, in completion order.");
 }

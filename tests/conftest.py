@@ -182,4 +182,5 @@ def _reset_graphi_teams():
     test, so a test that re-partitions teams cannot affect the next one."""
     yield
     if not FAKE:
+        graphi_tf._loader.native().clear_adoptions()
         graphi_tf.configure()

@@ -4,6 +4,7 @@
 
 #include "cc/executor/graphi_step.h"
 #include "cc/executor/runtime.h"
+#include "cc/profiler/graph_signature.h"
 #include "tensorflow/core/common_runtime/propagator_state.h"
 #include "tensorflow/core/common_runtime/simple_propagator_state.h"
 #include "tensorflow/core/graph/graph.h"
@@ -27,19 +28,44 @@ int64_t InlineThresholdFromEnv() {
   return v;
 }
 
+bool ProfilingFromEnv() {
+  const char* text = std::getenv("GRAPHI_PROFILE");
+  return text == nullptr || std::string(text) != "0";
+}
+
 // True on the worker threads of the teams steps currently start on.
 bool OnGraphiWorker() { return Scheduler::Current() != nullptr; }
 
 }  // namespace
 
 GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
-    : immutable_state_(params), inline_threshold_ns_(InlineThresholdFromEnv()) {}
+    : immutable_state_(params),
+      profiling_(ProfilingFromEnv()),
+      inline_threshold_ns_(InlineThresholdFromEnv()) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
 absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   TF_RETURN_IF_ERROR(immutable_state_.Initialize(graph));
-  costs_ = std::make_unique<NodeCostEstimates>(immutable_state_.graph_view().num_nodes());
+  // The static graph for the cost model: every data and control edge except
+  // loop back edges (out of NextIteration), so ranks are defined on a DAG.
+  const tensorflow::GraphView& view = immutable_state_.graph_view();
+  const int num_nodes = view.num_nodes();
+  std::vector<std::vector<int>> successors(num_nodes);
+  std::vector<std::string> names(num_nodes);
+  for (const tensorflow::Node* node : graph.nodes()) {
+    if (node->id() < num_nodes) names[node->id()] = node->name();
+  }
+  for (int id = 0; id < num_nodes; ++id) {
+    const tensorflow::NodeItem* item = view.node(id);
+    if (item == nullptr || item->is_next_iteration) continue;
+    for (const tensorflow::EdgeInfo& e : item->output_edges()) successors[id].push_back(e.dst_id);
+    for (const tensorflow::ControlEdgeInfo& e : item->output_control_edges()) {
+      successors[id].push_back(e.dst_id);
+    }
+  }
+  profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
+                                           std::move(successors));
   // Fail at creation, not at the first step, when the setting is invalid.
   absl::Status status;
   CurrentTeamDevices(&status);
@@ -53,7 +79,7 @@ const std::string* GraphiExecutor::ExecutorTypeForKernels() {
 
 bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
   if (!item.kernel->IsExpensive()) return true;
-  const int64_t estimate = costs_->Estimate(item.node_id);
+  const int64_t estimate = profile_->costs().Estimate(item.node_id);
   return estimate >= 0 && estimate < inline_threshold_ns_;
 }
 

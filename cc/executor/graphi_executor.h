@@ -26,7 +26,7 @@
 #include <string>
 
 #include "cc/executor/team_devices.h"
-#include "cc/profiler/node_cost_estimates.h"
+#include "cc/profiler/graph_registry.h"
 #include "tensorflow/core/common_runtime/executor.h"
 #include "tensorflow/core/common_runtime/immutable_executor_state.h"
 #include "tensorflow/core/common_runtime/local_executor_params.h"
@@ -50,11 +50,17 @@ class GraphiExecutor : public tensorflow::Executor {
   const tensorflow::ImmutableExecutorState& immutable_state() const {
     return immutable_state_;
   }
-  NodeCostEstimates& costs() const { return *costs_; }
+  GraphProfile& profile() const { return *profile_; }
+  // Whether kernel times are recorded into the cost model (GRAPHI_PROFILE,
+  // on by default; off makes steps read no clock).
+  bool profiling() const { return profiling_; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
-  // Priority of a ready node for the scheduler's policy (0 until profiled).
-  int64_t Rank(const tensorflow::NodeItem& item) const { return 0; }
+  // Priority of a ready node for the scheduler's policy: its upward rank
+  // (remaining critical path, ns) once profiled, 0 before.
+  int64_t Rank(const tensorflow::NodeItem& item) const {
+    return profile_->costs().Rank(item.node_id);
+  }
   // The devices of the current teams, or null with *status set when the
   // GRAPHI setting in the environment is invalid.
   std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
@@ -68,8 +74,9 @@ class GraphiExecutor : public tensorflow::Executor {
   absl::Status RunOnCaller(const Args& args);
 
   tensorflow::ImmutableExecutorState immutable_state_;
-  std::unique_ptr<NodeCostEstimates> costs_;
-  int64_t inline_threshold_ns_;
+  std::shared_ptr<GraphProfile> profile_;
+  const bool profiling_;
+  const int64_t inline_threshold_ns_;
 
   std::mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_

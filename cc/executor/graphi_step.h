@@ -38,6 +38,8 @@
 #include "cc/executor/graphi_executor.h"
 #include "cc/executor/scheduler.h"
 #include "cc/executor/team_devices.h"
+#include "cc/profiler/execution_observer.h"
+#include "cc/profiler/timeline_recorder.h"
 #include "tensorflow/core/common_runtime/entry.h"
 #include "tensorflow/core/common_runtime/renamed_device.h"
 #include "tensorflow/core/common_runtime/step_stats_collector.h"
@@ -145,6 +147,13 @@ class GraphiStep {
     if (!runner_) {
       runner_ = [](std::function<void()> fn) { fn(); };
     }
+    use_ranks_ = devices_ != nullptr &&
+                 devices_->teams()->scheduler().policy() == ReadyPolicy::kCriticalPathFirst;
+    if (executor->profiling()) observers_.push_back(&executor->profile().costs());
+    if (executor->profile().TakeRecordRequest()) {
+      timeline_ = std::make_unique<TimelineRecorder>();
+      observers_.push_back(timeline_.get());
+    }
   }
 
   ~GraphiStep() {
@@ -193,6 +202,12 @@ class GraphiStep {
     return devices_->device(team);
   }
 
+  // The node's priority: its upward rank under critical_path_first, 0 under
+  // fifo (so neither the queue nor the inline choice reorders by rank).
+  int64_t Rank(const tensorflow::NodeItem& item) const {
+    return use_ranks_ ? executor_->Rank(item) : 0;
+  }
+
   // Hands `tagged` to another thread: the caller's queue or the Scheduler.
   void Dispatch(const TaggedNode& tagged) {
     if (caller_queue_ != nullptr) {
@@ -200,7 +215,7 @@ class GraphiStep {
       return;
     }
     ReadyTask task;
-    task.rank = executor_->Rank(tagged.get_node_item());
+    task.rank = Rank(tagged.get_node_item());
     task.run = [this, tagged](int team) { Process(tagged, team); };
     devices_->teams()->scheduler().Submit(std::move(task));
   }
@@ -221,7 +236,7 @@ class GraphiStep {
       if (t.get_is_dead() || executor_->IsCheap(item)) {
         inline_ready->push_back(t);
       } else if (keep == nullptr ||
-                 executor_->Rank(item) > executor_->Rank(keep->get_node_item())) {
+                 Rank(item) > Rank(keep->get_node_item())) {
         if (keep != nullptr) Dispatch(*keep);
         keep = &t;
       } else {
@@ -367,9 +382,9 @@ class GraphiStep {
 
         if (item.kernel_is_async) {
           launched_async = true;
-          ProcessAsync(item, params, tagged, first_input, stats, device);
+          ProcessAsync(item, params, tagged, first_input, stats, device, team);
         } else {
-          s = ProcessSync(item, &params, &outputs, stats, device);
+          s = ProcessSync(item, &params, &outputs, stats, device, team);
         }
       }
 
@@ -386,16 +401,21 @@ class GraphiStep {
     if (completed) ScheduleFinish();
   }
 
+  void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns) {
+    for (ExecutionObserver* o : observers_) o->OnNodeExecuted(node_id, team, start_ns, end_ns);
+  }
+
   absl::Status ProcessSync(const tensorflow::NodeItem& item,
                            tensorflow::OpKernelContext::Params* params,
                            tensorflow::EntryVector* outputs,
                            tensorflow::NodeExecStatsInterface* stats,
-                           tensorflow::Device* device) {
+                           tensorflow::Device* device, int team) {
     tensorflow::OpKernelContext ctx(params, item.num_outputs);
     if (stats != nullptr) stats->RecordComputeStarted();
-    const int64_t start = GraphiNowNs();
+    const bool timed = !observers_.empty();
+    const int64_t start = timed ? GraphiNowNs() : 0;
     device->Compute(item.kernel, &ctx);
-    executor_->costs().Record(item.node_id, GraphiNowNs() - start);
+    if (timed) NotifyObservers(item.node_id, team, start, GraphiNowNs());
     if (stats != nullptr) stats->RecordComputeEnded();
     if (outputs->size() < static_cast<size_t>(item.num_outputs)) {
       outputs->resize(item.num_outputs);
@@ -409,11 +429,13 @@ class GraphiStep {
                     const tensorflow::OpKernelContext::Params& params,
                     const TaggedNode& tagged, tensorflow::Entry* first_input,
                     tensorflow::NodeExecStatsInterface* stats,
-                    tensorflow::Device* device) {
+                    tensorflow::Device* device, int team) {
     tensorflow::AsyncOpKernel* kernel = item.kernel->AsAsync();
     AsyncState* state = new AsyncState(params, tagged, &item, first_input, stats);
-    auto done = [this, state]() {
+    const int64_t start = observers_.empty() ? 0 : GraphiNowNs();
+    auto done = [this, state, start, team]() {
       const tensorflow::NodeItem& item = *state->item;
+      if (!observers_.empty()) NotifyObservers(item.node_id, team, start, GraphiNowNs());
       if (state->stats != nullptr) state->stats->RecordComputeEnded();
       tensorflow::EntryVector outputs(item.num_outputs);
       absl::Status s = ProcessOutputs(item, &state->ctx, outputs.data(), state->stats);
@@ -662,6 +684,9 @@ class GraphiStep {
     } else if (sync_on_finish_ && status.ok()) {
       status = device->Sync();
     }
+    GraphProfile& profile = executor_->profile();
+    profile.StepFinished();
+    if (timeline_ != nullptr) profile.SetLastTimeline(timeline_->Take());
     tensorflow::Executor::DoneCallback done = std::move(done_);
     CallerQueue* caller_queue = caller_queue_;
     // The step, and possibly the executor and everything in Args, may be
@@ -719,6 +744,11 @@ class GraphiStep {
   const std::shared_ptr<const TeamDevices> devices_;
   std::unique_ptr<tensorflow::Device> user_pool_device_;
   CallerQueue* const caller_queue_;
+  // Who hears about each kernel run: the cost model while profiling, a
+  // timeline recorder when this step was asked to record. Empty: no clock.
+  absl::InlinedVector<ExecutionObserver*, 2> observers_;
+  std::unique_ptr<TimelineRecorder> timeline_;
+  bool use_ranks_ = false;
 
   const int64_t step_id_;
   const int64_t start_time_usecs_;

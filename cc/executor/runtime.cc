@@ -49,32 +49,86 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
   int env_e = 0, env_t = 0;
   if (!ReadPositiveEnv("GRAPHI_EXECUTORS", &env_e, error)) return false;
   if (!ReadPositiveEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, error)) return false;
-  *policy = ReadyPolicy::kFifo;
+  const char* tune = std::getenv("GRAPHI_TUNE");
+  const bool auto_tune = tune == nullptr || std::string(tune) != "0";
+  // Policy: configure() > GRAPHI_POLICY > adopted > default.
+  *policy = auto_tune ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
+  const char* env_policy = std::getenv("GRAPHI_POLICY");
   if (configured_.policy_set) {
     *policy = configured_.policy;
-  } else if (const char* p = std::getenv("GRAPHI_POLICY"); p != nullptr && *p != '\0') {
-    if (!ParseReadyPolicy(p, policy)) {
-      *error = std::string("GRAPHI_POLICY='") + p +
+  } else if (env_policy != nullptr && *env_policy != '\0') {
+    if (!ParseReadyPolicy(env_policy, policy)) {
+      *error = std::string("GRAPHI_POLICY='") + env_policy +
                "' is not a valid setting; allowed: fifo, critical_path_first";
       return false;
     }
+  } else if (adopted_.policy_set) {
+    *policy = adopted_.policy;
   }
-  int def_e = 1, def_t = 1;
-  DefaultSetting(topology_, &def_e, &def_t);
-  int e = configured_.executors ? configured_.executors : env_e;
-  int t = configured_.threads_per_executor ? configured_.threads_per_executor : env_t;
-  *source = configured_.executors || configured_.threads_per_executor
-                ? "configure"
-                : (env_e || env_t ? "environment" : "default");
+  // Layout: configure() > environment > adopted > default.
+  int e = 0, t = 0;
+  if (configured_.executors || configured_.threads_per_executor) {
+    e = configured_.executors;
+    t = configured_.threads_per_executor;
+    *source = "configure";
+  } else if (env_e || env_t) {
+    e = env_e;
+    t = env_t;
+    *source = "environment";
+  } else if (adopted_.executors) {
+    e = adopted_.executors;
+    t = adopted_.threads_per_executor;
+    *source = adopted_source_;
+  } else {
+    *source = "default";
+  }
   if (e == 0 && t == 0) {
-    e = def_e;
-    t = def_t;
+    DefaultSetting(topology_, &e, &t);
   } else if (e == 0) {
     e = std::max(1, UsableCores(topology_) / t);
   } else if (t == 0) {
     t = std::max(1, UsableCores(topology_) / e);
   }
   return BuildTeamLayout(topology_, e, t, layout, error);
+}
+
+void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy) {
+  if (teams_ != nullptr && (teams_->layout().team_cpus != layout.team_cpus ||
+                            teams_->scheduler().policy() != policy)) {
+    teams_.reset();
+  }
+}
+
+bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
+                           const std::string& source, int node_count, std::string* error) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (node_count < adopted_node_count_) return false;  // a larger graph's setting wins
+  RuntimeSetting candidate;
+  candidate.executors = executors;
+  candidate.threads_per_executor = threads_per_executor;
+  if (!policy.empty()) {
+    if (!ParseReadyPolicy(policy, &candidate.policy)) {
+      *error = "policy='" + policy + "' is not valid; allowed: fifo, critical_path_first";
+      return false;
+    }
+    candidate.policy_set = true;
+  }
+  TeamLayout check;
+  if (!BuildTeamLayout(topology_, executors, threads_per_executor, &check, error)) return false;
+  const RuntimeSetting previous_configured = configured_;
+  if (source == "tuned") configured_ = RuntimeSetting();
+  adopted_ = candidate;
+  adopted_source_ = source;
+  adopted_node_count_ = node_count;
+  TeamLayout layout;
+  ReadyPolicy resolved_policy;
+  std::string resolved_source;
+  if (!ResolveLocked(&layout, &resolved_policy, &resolved_source, error)) {
+    configured_ = previous_configured;
+    return false;
+  }
+  DropTeamsIfChangedLocked(layout, resolved_policy);
+  return resolved_source == source;
 }
 
 bool Runtime::ResolveSetting(TeamLayout* layout, ReadyPolicy* policy, std::string* error) {
@@ -119,12 +173,19 @@ bool Runtime::Configure(int executors, int threads_per_executor, const std::stri
     configured_ = previous;
     return false;
   }
-  // Rebuild lazily: drop the current set only if it differs.
-  if (teams_ != nullptr && (teams_->layout().team_cpus != layout.team_cpus ||
-                            teams_->scheduler().policy() != resolved_policy)) {
-    teams_.reset();
-  }
+  DropTeamsIfChangedLocked(layout, resolved_policy);  // rebuilt lazily
   return true;
+}
+
+void Runtime::ClearAdoptedSetting() {
+  std::lock_guard<std::mutex> l(mu_);
+  adopted_ = RuntimeSetting();
+  adopted_source_.clear();
+  adopted_node_count_ = -1;
+  TeamLayout layout;
+  ReadyPolicy policy;
+  std::string source, error;
+  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {

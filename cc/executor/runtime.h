@@ -3,8 +3,12 @@
 //
 // Settings come from, in order: the last Configure() call (Python
 // graphi_tf.configure), the environment (GRAPHI_EXECUTORS,
-// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), else the default: one team per
-// L2 tile with as many threads as the tile has cores (DefaultSetting).
+// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), a setting adopted for a graph
+// this process runs (from the cache or tune(); when several graphs have one,
+// the largest graph's wins), else the default: one team per L2 tile with as
+// many threads as the tile has cores (DefaultSetting). The default policy is
+// critical_path_first (which orders like fifo until costs are known);
+// GRAPHI_TUNE=0 makes it fifo.
 //
 // Teams are created lazily, on the first step that needs them, and rebuilt
 // when the setting changes; steps in flight finish on the teams they started
@@ -50,6 +54,17 @@ class Runtime {
   // null and fills *error if the environment holds an invalid setting.
   std::shared_ptr<TeamSet> CurrentTeams(std::string* error);
 
+  // A setting recorded for a graph (source "cache" or "tuned") of
+  // `node_count` nodes. Followed unless the user set the layout through
+  // Configure() or the environment, or a larger graph's setting is in force.
+  // "tuned" also clears a Configure() (tune() configures while it sweeps).
+  // Returns whether the layout now follows it; *error if it does not fit.
+  bool AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
+                    const std::string& source, int node_count, std::string* error);
+
+  // Forgets the adopted setting (back to environment/default).
+  void ClearAdoptedSetting();
+
   // Validates the environment variables without building anything.
   bool ResolveSetting(TeamLayout* layout, ReadyPolicy* policy, std::string* error);
 
@@ -63,12 +78,17 @@ class Runtime {
   Runtime();
   bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                      std::string* error);
+  // Drops the live teams if `layout`/`policy` differ (rebuilt lazily).
+  void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy);
 
   Topology topology_;
   std::string topology_error_;
 
   std::mutex mu_;
   RuntimeSetting configured_;                // guarded by mu_
+  RuntimeSetting adopted_;                   // guarded by mu_
+  std::string adopted_source_;               // guarded by mu_
+  int adopted_node_count_ = -1;              // guarded by mu_
   std::shared_ptr<TeamSet> teams_;           // guarded by mu_
   uint64_t next_generation_ = 1;             // guarded by mu_
 };

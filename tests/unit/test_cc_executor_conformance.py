@@ -24,7 +24,8 @@ import pytest
 from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
 
 TEST_SOURCE = REPO_ROOT / "tests" / "cc" / "executor_conformance_test.cc"
-EXECUTOR_SOURCES = sorted((REPO_ROOT / "cc" / "executor").glob("*.cc"))
+EXECUTOR_SOURCES = sorted((REPO_ROOT / "cc" / "executor").glob("*.cc")) + sorted(
+    (REPO_ROOT / "cc" / "profiler").glob("*.cc"))
 
 COMPILE_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 600

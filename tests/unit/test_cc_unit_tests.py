@@ -1,7 +1,7 @@
 """Builds and runs the googletest C++ unit tests under tests/cc.
 
 Each tests/cc/*_test.cc is compiled together with the pure C++ executor
-sources (scheduling policy, scheduler, topology, team layout), which need neither TensorFlow nor Bazel, and
+sources (scheduling policy, scheduler, topology, team layout, cost model), which need neither TensorFlow nor Bazel, and
 the resulting binary must exit 0. Skips only when the toolchain (g++) or the
 googletest headers are missing on this machine.
 """
@@ -18,7 +18,7 @@ LIBRARY_SOURCES = [
     REPO_ROOT / "cc" / "executor" / name
     for name in ("topology.cc", "team_layout.cc", "ready_queue.cc", "scheduler.cc",
                  "thread_affinity.cc")
-]
+] + [REPO_ROOT / "cc" / "profiler" / "cost_model.cc"]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
 
 

@@ -1,0 +1,135 @@
+#include "cc/profiler/graph_registry.h"
+
+#include "cc/executor/runtime.h"
+
+namespace graphi {
+
+GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_names,
+                           std::vector<std::vector<int>> successors)
+    : signature_(std::move(signature)),
+      node_names_(std::move(node_names)),
+      costs_(std::move(successors)) {}
+
+void GraphProfile::StepFinished() {
+  const int64_t n = steps_run_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const bool power_of_two = (n & (n - 1)) == 0;
+  if ((power_of_two && n <= 1024) || n % 256 == 0) costs_.RefreshRanks();
+}
+
+bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
+  bool applied_costs = false;
+  if (adoption.node_names == node_names_ && costs_.SetEstimates(adoption.node_costs_ns)) {
+    costs_.RefreshRanks();
+    applied_costs = true;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  has_adoption_ = true;
+  adoption_ = adoption;
+  return applied_costs;
+}
+
+void GraphProfile::ClearAdoption() {
+  std::lock_guard<std::mutex> l(mu_);
+  has_adoption_ = false;
+  adoption_ = Adoption();
+}
+
+bool GraphProfile::adoption(Adoption* out) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!has_adoption_) return false;
+  *out = adoption_;
+  return true;
+}
+
+void GraphProfile::SetLastTimeline(std::vector<NodeExecution> timeline) {
+  std::lock_guard<std::mutex> l(mu_);
+  last_timeline_ = std::move(timeline);
+}
+
+std::vector<NodeExecution> GraphProfile::LastTimeline() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_timeline_;
+}
+
+GraphRegistry& GraphRegistry::Get() {
+  static GraphRegistry* registry = new GraphRegistry();
+  return *registry;
+}
+
+void GraphRegistry::ForwardToRuntime(const GraphProfile* profile, const Adoption& adoption) {
+  std::string unused;
+  Runtime::Get().AdoptSetting(adoption.setting.executors, adoption.setting.threads_per_executor,
+                              adoption.setting.policy, adoption.source,
+                              profile != nullptr ? profile->node_count() : 0, &unused);
+}
+
+std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signature,
+                                                      std::vector<std::string> node_names,
+                                                      std::vector<std::vector<int>> successors) {
+  std::shared_ptr<GraphProfile> profile;
+  bool has_adoption = false;
+  Adoption adoption;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = profiles_.find(signature);
+    if (it != profiles_.end() && it->second->node_names() == node_names) return it->second;
+    profile = std::make_shared<GraphProfile>(signature, std::move(node_names),
+                                             std::move(successors));
+    profiles_[signature] = profile;
+    auto a = adoptions_.find(signature);
+    if (a != adoptions_.end()) {
+      has_adoption = true;
+      adoption = a->second;
+    }
+  }
+  if (has_adoption) {
+    profile->ApplyAdoption(adoption);
+    ForwardToRuntime(profile.get(), adoption);
+  }
+  return profile;
+}
+
+bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption) {
+  std::shared_ptr<GraphProfile> profile;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    adoptions_[signature] = adoption;
+    auto it = profiles_.find(signature);
+    if (it != profiles_.end()) profile = it->second;
+  }
+  bool applied = false;
+  if (profile != nullptr) {
+    applied = profile->ApplyAdoption(adoption);
+    ForwardToRuntime(profile.get(), adoption);
+  } else {
+    // Not seen yet: the layout follows when the graph's executor registers,
+    // so importing a cache full of entries does not re-partition the teams.
+  }
+  return applied;
+}
+
+void GraphRegistry::ClearAdoptions() {
+  std::vector<std::shared_ptr<GraphProfile>> profiles;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    adoptions_.clear();
+    for (const auto& kv : profiles_) profiles.push_back(kv.second);
+  }
+  for (const auto& p : profiles) p->ClearAdoption();
+  Runtime::Get().ClearAdoptedSetting();
+}
+
+std::vector<std::shared_ptr<GraphProfile>> GraphRegistry::List() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::shared_ptr<GraphProfile>> out;
+  for (const auto& kv : profiles_) out.push_back(kv.second);
+  return out;
+}
+
+std::shared_ptr<GraphProfile> GraphRegistry::Find(const std::string& signature) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = profiles_.find(signature);
+  return it == profiles_.end() ? nullptr : it->second;
+}
+
+}  // namespace graphi
