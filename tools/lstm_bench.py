@@ -58,6 +58,10 @@ def parse_args(argv=None):
                              "max(critical path, work / cores); meaningful on a sequential "
                              "run (--inter 1 --intra 1), where op times are uncontended "
                              "(default 0: skip)")
+    parser.add_argument("--model", choices=["lstm", "pathnet"], default="lstm",
+                        help="lstm: unrolled multi-layer LSTM (default); pathnet: --layers "
+                             "layers of --modules parallel dense modules of width --hidden")
+    parser.add_argument("--modules", type=int, default=6, help="pathnet: modules per layer")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout (and nothing else)")
     args = parser.parse_args(argv)
@@ -76,8 +80,43 @@ def parse_args(argv=None):
     return args
 
 
+def build_pathnet(tf, np, args):
+    """PathNet-like multi-branch training step: `layers` layers of `modules`
+    parallel modules whose outputs are summed; module m is a stack of
+    1 + m % 3 dense+relu blocks of width `hidden`, so branches differ in length
+    and the critical path runs through the deepest ones.
+    Returns (graph, train_op, loss, init_op)."""
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(args.seed)
+        rng = np.random.RandomState(args.seed)
+        h = tf.constant(rng.uniform(-1, 1, (args.batch, args.hidden)).astype(np.float32))
+        for layer in range(args.layers):
+            outs = []
+            for m in range(args.modules):
+                v = h
+                for d in range(1 + m % 3):
+                    with v1.variable_scope(f"l{layer}_m{m}_d{d}"):
+                        w = v1.get_variable("w", [args.hidden, args.hidden], use_resource=True,
+                                            initializer=v1.glorot_uniform_initializer(seed=args.seed))
+                        b = v1.get_variable("b", [args.hidden], use_resource=True,
+                                            initializer=v1.zeros_initializer())
+                        v = tf.nn.relu(tf.matmul(v, w) + b)
+                outs.append(v)
+            h = tf.add_n(outs) / float(args.modules)
+        loss = tf.reduce_mean(tf.square(h), name="loss")
+        optimizer = (v1.train.AdamOptimizer(args.learning_rate) if args.optimizer == "adam"
+                     else v1.train.GradientDescentOptimizer(args.learning_rate))
+        train_op = optimizer.minimize(loss)
+        init_op = v1.global_variables_initializer()
+    return graph, train_op, loss, init_op
+
+
 def build_model(tf, np, args):
     """Returns (graph, train_op, loss, init_op)."""
+    if args.model == "pathnet":
+        return build_pathnet(tf, np, args)
     v1 = tf.compat.v1
     graph = tf.Graph()
     with graph.as_default():
@@ -184,7 +223,7 @@ def run(args):
             bound["cores"] = cores
 
     return {
-        "benchmark": "lstm_train_step",
+        "benchmark": f"{args.model}_train_step",
         "config": {
             "executor": args.executor,
             "inter": args.inter,
@@ -194,6 +233,8 @@ def run(args):
             "default_config_proto": args.inter is None and args.intra is None,
             "warmup": args.warmup,
             "steps": args.steps,
+            "model": args.model,
+            "modules": args.modules,
             "layers": args.layers,
             "batch": args.batch,
             "hidden": args.hidden,
@@ -231,11 +272,15 @@ def format_report(result):
     threads = ("default ConfigProto" if cfg["default_config_proto"]
                else f"inter={cfg['inter']} intra={cfg['intra']}")
     lines = [
-        f"lstm_bench: executor={cfg['executor']} {threads}"
+        f"lstm_bench ({cfg['model']}): executor={cfg['executor']} {threads}"
         + (f" executors={cfg['executors']} threads={cfg['threads']}"
            if cfg["executor"] == "GRAPHI" else ""),
-        f"  model: {cfg['layers']} layers x hidden {cfg['hidden']}, batch {cfg['batch']}, "
-        f"{cfg['time_steps']} time steps, {cfg['optimizer']}, {result['graph_nodes']} graph nodes",
+        (f"  model: {cfg['layers']} layers x hidden {cfg['hidden']}, batch {cfg['batch']}, "
+         f"{cfg['time_steps']} time steps, {cfg['optimizer']}, {result['graph_nodes']} graph nodes"
+         if cfg["model"] == "lstm" else
+         f"  model: pathnet, {cfg['layers']} layers x {cfg['modules']} modules of width "
+         f"{cfg['hidden']}, batch {cfg['batch']}, {cfg['optimizer']}, "
+         f"{result['graph_nodes']} graph nodes"),
         f"  steps: warmup {cfg['warmup']}, timed {cfg['steps']}; TF {result['tf_version']}",
         f"  step time: median {result['median_ms']:.2f} ms, min {result['min_ms']:.2f} ms, "
         f"max {result['max_ms']:.2f} ms",
