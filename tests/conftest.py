@@ -34,8 +34,15 @@ whole run early, and the process-wide Graphi teams are reset after every test.
 import contextlib
 import os
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Hermetic runs: the user's cache of tuned settings must not steer the tests
+# (graphi_tf applies matching entries at import), and tests must not write to
+# it. Subprocesses started by tests inherit this.
+os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp(prefix="graphi_tf_test_cache_")
+for _setting in ("GRAPHI_EXECUTORS", "GRAPHI_THREADS_PER_EXECUTOR", "GRAPHI_POLICY", "GRAPHI_TUNE"):
+    os.environ.pop(_setting, None)
 
 import numpy as np
 import pytest

@@ -4,6 +4,7 @@
 
 #include "cc/executor/graphi_step.h"
 #include "cc/executor/runtime.h"
+#include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_signature.h"
 #include "tensorflow/core/common_runtime/propagator_state.h"
 #include "tensorflow/core/common_runtime/simple_propagator_state.h"
@@ -33,8 +34,10 @@ bool ProfilingFromEnv() {
   return text == nullptr || std::string(text) != "0";
 }
 
-// True on the worker threads of the teams steps currently start on.
-bool OnGraphiWorker() { return Scheduler::Current() != nullptr; }
+// True on GRAPHI's own threads: team leaders, substitutes and the teams'
+// intra-op helpers (an async kernel may complete, or run a nested function,
+// on a helper).
+bool OnGraphiWorker() { return OnGraphiThread(); }
 
 }  // namespace
 

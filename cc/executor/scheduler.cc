@@ -153,6 +153,7 @@ bool Scheduler::ShouldRetire(const Worker* w) const {
 void Scheduler::WorkerLoop(Worker* w) {
   tls_worker.scheduler = this;
   tls_worker.team = w->team;
+  MarkCurrentThreadAsGraphi();
   const std::vector<int>& cpus = options_.team_cpus[w->team];
   if (options_.pin_threads && !cpus.empty()) {
     std::string error;

@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "cc/executor/thread_affinity.h"
+
 namespace graphi {
 
 TeamSet::TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generation)
@@ -27,8 +29,9 @@ std::shared_ptr<TeamSet> TeamSet::Create(const TeamLayout& layout, ReadyPolicy p
   return std::shared_ptr<TeamSet>(
       new TeamSet(layout, policy, generation), [](TeamSet* set) {
         // The last reference may be dropped by a step finishing on one of
-        // this set's workers; joining that worker from itself would deadlock.
-        if (Scheduler::Current() != nullptr) {
+        // this set's threads (a leader, or a helper on which an async
+        // kernel completed); joining that thread from itself would fail.
+        if (OnGraphiThread()) {
           std::thread([set] { delete set; }).detach();
         } else {
           delete set;

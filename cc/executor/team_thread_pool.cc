@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <thread>
 
@@ -19,6 +21,10 @@ struct TeamThreadPool::PinnedEnvironment {
     Scheduler* scheduler = nullptr;
     std::string name_prefix;
     std::atomic<int> next_helper{0};
+    // Counts helpers that have started (pinned, named, registered).
+    std::mutex started_mu;
+    std::condition_variable started_cv;
+    int started = 0;
   };
   std::shared_ptr<Shared> shared;
 
@@ -48,7 +54,13 @@ struct TeamThreadPool::PinnedEnvironment {
       }
       NameCurrentThread(s->name_prefix + "-e" + std::to_string(s->team) + "-h" +
                         std::to_string(helper));
+      MarkCurrentThreadAsGraphi();
       if (s->scheduler != nullptr) s->scheduler->RegisterHelperThread(s->team);
+      {
+        std::lock_guard<std::mutex> l(s->started_mu);
+        ++s->started;
+        s->started_cv.notify_all();
+      }
       f();
     });
   }
@@ -70,6 +82,11 @@ TeamThreadPool::TeamThreadPool(int team, std::vector<int> cpus, Scheduler* sched
   // on the LSTM step: spinning changed nothing within noise.
   helpers_ = std::make_unique<Eigen::ThreadPoolTempl<PinnedEnvironment>>(
       num_threads_, /*allow_spinning=*/false, env);
+  // Return only once every helper has registered with the scheduler: a
+  // helper that the OS starts late must not reach a scheduler that a quick
+  // re-partition has already destroyed.
+  std::unique_lock<std::mutex> l(env.shared->started_mu);
+  env.shared->started_cv.wait(l, [&] { return env.shared->started == num_threads_; });
 }
 
 TeamThreadPool::~TeamThreadPool() = default;

@@ -49,6 +49,13 @@ int64_t MonotonicNowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+namespace {
+thread_local bool tls_graphi_thread = false;
+}  // namespace
+
+void MarkCurrentThreadAsGraphi() { tls_graphi_thread = true; }
+bool OnGraphiThread() { return tls_graphi_thread; }
+
 std::vector<int> CurrentThreadAffinity() {
   std::vector<int> cpus;
   cpu_set_t set;

@@ -31,6 +31,12 @@ int64_t ReadCpuClockNs(clockid_t clock);
 // Monotonic wall time in nanoseconds.
 int64_t MonotonicNowNs();
 
+// Marks the calling thread as one of GRAPHI's own (a team leader, substitute
+// or helper). Thread-local; never unset.
+void MarkCurrentThreadAsGraphi();
+// Whether the calling thread is one of GRAPHI's own threads.
+bool OnGraphiThread();
+
 // The calling thread's affinity mask as a sorted cpu list.
 std::vector<int> CurrentThreadAffinity();
 
