@@ -32,7 +32,8 @@ def configure(
       executors: number of executor teams (E). None: ``GRAPHI_EXECUTORS`` or the default.
       threads_per_executor: threads (cores) per team (T). None: ``GRAPHI_THREADS_PER_EXECUTOR``
         or the default.
-      policy: ready-op order, one of ``POLICIES``. None: ``GRAPHI_POLICY`` or "fifo".
+      policy: ready-op order, one of ``POLICIES``. None: ``GRAPHI_POLICY``, else a cached or
+        tuned policy, else "critical_path_first" ("fifo" with ``GRAPHI_TUNE=0``).
 
     Teams own whole L2 tiles and E×T may not exceed the cores this process may use
     (affinity mask and cgroup quota). Calling ``configure()`` with no arguments goes back
