@@ -195,3 +195,25 @@ def test_importing_twice_registers_the_executor_once():
         print("OK", graphi_tf._loader.native().executor_registered())
     """)
     assert "OK True" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_repartitioning_while_functions_with_nested_calls_run_keeps_results():
+    # Teams are torn down and rebuilt between steps while nested function
+    # calls (async kernels completing on team threads) keep running.
+    @tf.function(experimental_attributes={"_noinline": True})
+    def inner(x):
+        return tf.tanh(tf.matmul(x, x))
+
+    @tf.function
+    def outer(x):
+        return inner(x) + inner(x * 0.5)
+
+    x = tf.constant(np.random.RandomState(1).rand(48, 48).astype(np.float32) / 48)
+    expected = outer(x).numpy()
+    layouts = [(1, 1), (USABLE, 1), (1, USABLE)]
+    with graphi_tf.executor_scope():
+        for i in range(30):
+            e, t = layouts[i % len(layouts)]
+            graphi_tf.configure(executors=e, threads_per_executor=t)
+            for _ in range(3):
+                np.testing.assert_allclose(outer(x).numpy(), expected, rtol=1e-5)
