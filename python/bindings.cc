@@ -15,7 +15,6 @@
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/runtime.h"
 #include "cc/executor/team_layout.h"
-#include "cc/executor/thread_affinity.h"
 #include "cc/executor/topology.h"
 #include "cc/profiler/graph_registry.h"
 
@@ -134,8 +133,6 @@ PYBIND11_MODULE(_graphi_tf, m) {
   m.def("symmetric_settings", []() {
     return graphi::SymmetricSettings(graphi::Runtime::Get().topology());
   });
-
-  m.def("current_thread_affinity", &graphi::CurrentThreadAffinity);
 
   m.def("graphs", []() {
     graphi::Runtime& rt = graphi::Runtime::Get();

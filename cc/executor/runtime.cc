@@ -131,12 +131,6 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
   return resolved_source == source;
 }
 
-bool Runtime::ResolveSetting(TeamLayout* layout, ReadyPolicy* policy, std::string* error) {
-  std::lock_guard<std::mutex> l(mu_);
-  std::string source;
-  return ResolveLocked(layout, policy, &source, error);
-}
-
 bool Runtime::Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                        std::string* error) {
   std::lock_guard<std::mutex> l(mu_);

@@ -65,9 +65,6 @@ class Runtime {
   // Forgets the adopted setting (back to environment/default).
   void ClearAdoptedSetting();
 
-  // Validates the environment variables without building anything.
-  bool ResolveSetting(TeamLayout* layout, ReadyPolicy* policy, std::string* error);
-
   // Description of the setting in force (for info()): fills the layout that
   // would be used and where it came from ("configure", "environment",
   // "default").

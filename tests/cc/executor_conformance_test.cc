@@ -361,6 +361,9 @@ class ExecutorConformanceTest : public ::testing::TestWithParam<Param> {
   const std::string& executor_type() const { return std::get<0>(GetParam()); }
   RunMode mode() const { return std::get<1>(GetParam()); }
 
+  // Defined with the Switch tests.
+  void ExpectSwitchRoutes(bool pred);
+
   std::unique_ptr<Graph> NewGraph() {
     return std::make_unique<Graph>(tensorflow::OpRegistry::Global());
   }
@@ -613,10 +616,12 @@ TEST_P(ExecutorConformanceTest, ConcurrentAddAssign) {
 // Recv -> Switch(pred); both Switch outputs are sent. The taken branch
 // arrives live with the input value, the other one dead.
 
-TEST_P(ExecutorConformanceTest, SimpleSwitchLive) {
+// Runs Recv("a"=3) -> Switch(pred) with both outputs sent, and checks that
+// the branch `pred` selects arrives live with the value and the other dead.
+void ExecutorConformanceTest::ExpectSwitchRoutes(bool pred) {
   auto g = NewGraph();
   Node* in = Recv(g.get(), "a", tensorflow::DT_FLOAT);
-  Node* sw = Switch(g.get(), in, BoolConst(g.get(), true));
+  Node* sw = Switch(g.get(), in, BoolConst(g.get(), pred));
   Send(g.get(), sw, 0, "false_branch");
   Send(g.get(), sw, 1, "true_branch");
   auto executor = Create(std::move(g));
@@ -626,38 +631,21 @@ TEST_P(ExecutorConformanceTest, SimpleSwitchLive) {
   ASSERT_TRUE(Feed(rendezvous.get(), "a", Scalar(3.0f)).ok());
   absl::Status s = RunStep(executor.get(), rendezvous.get());
   ASSERT_TRUE(s.ok()) << s;
+  const char* taken = pred ? "true_branch" : "false_branch";
+  const char* not_taken = pred ? "false_branch" : "true_branch";
   Tensor out;
   bool is_dead = true;
-  ASSERT_TRUE(Fetch(rendezvous.get(), "true_branch", &out, &is_dead).ok());
+  ASSERT_TRUE(Fetch(rendezvous.get(), taken, &out, &is_dead).ok());
   EXPECT_FALSE(is_dead);
   EXPECT_EQ(ScalarValue(out), 3.0f);
   is_dead = false;
-  ASSERT_TRUE(Fetch(rendezvous.get(), "false_branch", &out, &is_dead).ok());
+  ASSERT_TRUE(Fetch(rendezvous.get(), not_taken, &out, &is_dead).ok());
   EXPECT_TRUE(is_dead);
 }
 
-TEST_P(ExecutorConformanceTest, SimpleSwitchDead) {
-  auto g = NewGraph();
-  Node* in = Recv(g.get(), "a", tensorflow::DT_FLOAT);
-  Node* sw = Switch(g.get(), in, BoolConst(g.get(), false));
-  Send(g.get(), sw, 0, "false_branch");
-  Send(g.get(), sw, 1, "true_branch");
-  auto executor = Create(std::move(g));
-  ASSERT_NE(executor, nullptr);
+TEST_P(ExecutorConformanceTest, SimpleSwitchLive) { ExpectSwitchRoutes(true); }
 
-  auto rendezvous = NewRendezvous();
-  ASSERT_TRUE(Feed(rendezvous.get(), "a", Scalar(3.0f)).ok());
-  absl::Status s = RunStep(executor.get(), rendezvous.get());
-  ASSERT_TRUE(s.ok()) << s;
-  Tensor out;
-  bool is_dead = false;
-  ASSERT_TRUE(Fetch(rendezvous.get(), "true_branch", &out, &is_dead).ok());
-  EXPECT_TRUE(is_dead);
-  is_dead = true;
-  ASSERT_TRUE(Fetch(rendezvous.get(), "false_branch", &out, &is_dead).ok());
-  EXPECT_FALSE(is_dead);
-  EXPECT_EQ(ScalarValue(out), 3.0f);
-}
+TEST_P(ExecutorConformanceTest, SimpleSwitchDead) { ExpectSwitchRoutes(false); }
 
 // Four Recvs; three are fed ~100 ms into the step, then the rendezvous is
 // aborted. The step must end with Aborted (no hang) and the output channel
