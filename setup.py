@@ -24,6 +24,7 @@ NATIVE_SOURCES = [
     "cc/executor/topology.cc",
     "cc/executor/team_layout.cc",
     "cc/executor/team_thread_pool.cc",
+    "cc/executor/merged_thread_pool.cc",
     "cc/executor/team_set.cc",
     "cc/executor/runtime.cc",
     "cc/executor/team_devices.cc",

@@ -106,6 +106,7 @@ PYBIND11_MODULE(_graphi_tf, m) {
     d["generation"] = teams->generation();
     d["tasks_run_per_team"] = teams->scheduler().tasks_run_per_team();
     d["substitutes_started"] = teams->scheduler().substitutes_started();
+    d["merged_ops"] = teams->scheduler().merged_ops();
     d["teams"] = teams->layout().team_cpus;
     return d;
   }, "Counters of the live teams (starts them if needed).");
@@ -211,12 +212,25 @@ PYBIND11_MODULE(_graphi_tf, m) {
 
   m.def("last_step_timeline", [](const std::string& signature) {
     std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+    // A merged op ran on every team of the layout it ran under (the current
+    // one unless the layout changed since the recorded step).
+    std::string error;
+    std::shared_ptr<graphi::TeamSet> live = graphi::Runtime::Get().CurrentTeams(&error);
+    const int num_teams = live == nullptr ? 0 : live->num_teams();
     py::list out;
     for (const graphi::NodeExecution& e : profile->LastTimeline()) {
       py::dict d;
       d["node_id"] = e.node_id;
       d["node"] = e.node_id < profile->node_count() ? profile->node_names()[e.node_id] : "";
       d["team"] = e.team;
+      d["merged"] = e.merged;
+      py::list teams;
+      if (e.merged && num_teams > 0) {
+        for (int k = 0; k < num_teams; ++k) teams.append(k);
+      } else {
+        teams.append(e.team);
+      }
+      d["teams"] = teams;
       d["start_ns"] = e.start_ns;
       d["end_ns"] = e.end_ns;
       out.append(d);

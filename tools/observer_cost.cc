@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   for (long i = 0; i < iterations; ++i) {
     const int64_t start = now();
     const int64_t end = now();  // the kernel would run between the two reads
-    model.OnNodeExecuted(node, 0, start, end);
+    model.OnNodeExecuted(node, 0, /*merged=*/false, start, end);
     if (++node == nodes) node = 0;
   }
   const double total_ns =

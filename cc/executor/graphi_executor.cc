@@ -1,6 +1,8 @@
 #include "cc/executor/graphi_executor.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "cc/executor/graphi_step.h"
 #include "cc/executor/runtime.h"
@@ -29,6 +31,31 @@ int64_t InlineThresholdFromEnv() {
   return v;
 }
 
+// Ops measured at or above this may run on merged teams when every other team
+// is idle: below it, waking the other teams' helpers costs about what the
+// extra cores save.
+constexpr int64_t kDefaultMergeThresholdNs = 200 * 1000;
+
+// GRAPHI_MERGE_THRESHOLD_NS: a whole number of ns >= 0, or "off"; -1 = off.
+int64_t MergeThresholdFromEnv() {
+  const char* text = std::getenv("GRAPHI_MERGE_THRESHOLD_NS");
+  if (text == nullptr || *text == '\0') return kDefaultMergeThresholdNs;
+  if (std::string(text) == "off") return -1;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0) {
+    static std::once_flag warned;
+    std::call_once(warned, [text] {
+      fprintf(stderr,
+              "graphi_tf: ignoring GRAPHI_MERGE_THRESHOLD_NS=%s; allowed: a whole number of "
+              "nanoseconds >= 0, or \"off\". Using the default %lld.\n",
+              text, static_cast<long long>(kDefaultMergeThresholdNs));
+    });
+    return kDefaultMergeThresholdNs;
+  }
+  return v;
+}
+
 bool ProfilingFromEnv() {
   const char* text = std::getenv("GRAPHI_PROFILE");
   return text == nullptr || std::string(text) != "0";
@@ -44,7 +71,8 @@ bool OnGraphiWorker() { return OnGraphiThread(); }
 GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
     : immutable_state_(params),
       profiling_(ProfilingFromEnv()),
-      inline_threshold_ns_(InlineThresholdFromEnv()) {}
+      inline_threshold_ns_(InlineThresholdFromEnv()),
+      merge_threshold_ns_(MergeThresholdFromEnv()) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
@@ -84,6 +112,11 @@ bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
   if (!item.kernel->IsExpensive()) return true;
   const int64_t estimate = profile_->costs().Estimate(item.node_id);
   return estimate >= 0 && estimate < inline_threshold_ns_;
+}
+
+bool GraphiExecutor::WorthMerging(const tensorflow::NodeItem& item) const {
+  if (merge_threshold_ns_ < 0) return false;
+  return profile_->costs().Estimate(item.node_id) >= merge_threshold_ns_;
 }
 
 std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {

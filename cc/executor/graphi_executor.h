@@ -56,6 +56,9 @@ class GraphiExecutor : public tensorflow::Executor {
   bool profiling() const { return profiling_; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
+  // Whether a ready node is expensive enough to borrow idle teams for
+  // (GRAPHI_MERGE_THRESHOLD_NS, measured cost; never before it is profiled).
+  bool WorthMerging(const tensorflow::NodeItem& item) const;
   // Priority of a ready node for the scheduler's policy: its upward rank
   // (remaining critical path, ns) once profiled, 0 before.
   int64_t Rank(const tensorflow::NodeItem& item) const {
@@ -77,6 +80,7 @@ class GraphiExecutor : public tensorflow::Executor {
   std::shared_ptr<GraphProfile> profile_;
   const bool profiling_;
   const int64_t inline_threshold_ns_;
+  const int64_t merge_threshold_ns_;  // < 0: merging off
 
   std::mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_

@@ -401,8 +401,10 @@ class GraphiStep {
     if (completed) ScheduleFinish();
   }
 
-  void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns) {
-    for (ExecutionObserver* o : observers_) o->OnNodeExecuted(node_id, team, start_ns, end_ns);
+  void NotifyObservers(int node_id, int team, bool merged, int64_t start_ns, int64_t end_ns) {
+    for (ExecutionObserver* o : observers_) {
+      o->OnNodeExecuted(node_id, team, merged, start_ns, end_ns);
+    }
   }
 
   absl::Status ProcessSync(const tensorflow::NodeItem& item,
@@ -410,19 +412,40 @@ class GraphiStep {
                            tensorflow::EntryVector* outputs,
                            tensorflow::NodeExecStatsInterface* stats,
                            tensorflow::Device* device, int team) {
-    tensorflow::OpKernelContext ctx(params, item.num_outputs);
-    if (stats != nullptr) stats->RecordComputeStarted();
-    const bool timed = !observers_.empty();
-    const int64_t start = timed ? GraphiNowNs() : 0;
-    device->Compute(item.kernel, &ctx);
-    if (timed) NotifyObservers(item.node_id, team, start, GraphiNowNs());
-    if (stats != nullptr) stats->RecordComputeEnded();
-    if (outputs->size() < static_cast<size_t>(item.num_outputs)) {
-      outputs->resize(item.num_outputs);
+    const bool merged = BorrowIdleTeams(item, team);
+    tensorflow::Device* run_device = merged ? devices_->merged_device() : device;
+    params->device = run_device;
+    absl::Status s;
+    {
+      tensorflow::OpKernelContext ctx(params, item.num_outputs);
+      if (stats != nullptr) stats->RecordComputeStarted();
+      const bool timed = !observers_.empty();
+      const int64_t start = timed ? GraphiNowNs() : 0;
+      run_device->Compute(item.kernel, &ctx);
+      if (merged) devices_->teams()->scheduler().ReturnBorrowedTeams(team);
+      if (timed) NotifyObservers(item.node_id, team, merged, start, GraphiNowNs());
+      if (stats != nullptr) stats->RecordComputeEnded();
+      if (outputs->size() < static_cast<size_t>(item.num_outputs)) {
+        outputs->resize(item.num_outputs);
+      }
+      s = ProcessOutputs(item, &ctx, outputs->data(), stats);
+      if (stats != nullptr) stats->SetMemory(&ctx);
     }
-    absl::Status s = ProcessOutputs(item, &ctx, outputs->data(), stats);
-    if (stats != nullptr) stats->SetMemory(&ctx);
+    params->device = device;
     return s;
+  }
+
+  // Team merging: an expensive op about to run on a team worker, with no
+  // other op waiting and every other team idle, borrows those teams and runs
+  // on all their cores. Never in caller-driven steps or with a caller's pool.
+  bool BorrowIdleTeams(const tensorflow::NodeItem& item, int team) {
+    if (devices_ == nullptr || devices_->merged_device() == nullptr || team < 0 ||
+        caller_queue_ != nullptr || run_all_kernels_inline_ || user_pool_device_ != nullptr) {
+      return false;
+    }
+    Scheduler& scheduler = devices_->teams()->scheduler();
+    if (Scheduler::Current() != &scheduler || !executor_->WorthMerging(item)) return false;
+    return scheduler.TryBorrowIdleTeams(team);
   }
 
   void ProcessAsync(const tensorflow::NodeItem& item,
@@ -435,7 +458,7 @@ class GraphiStep {
     const int64_t start = observers_.empty() ? 0 : GraphiNowNs();
     auto done = [this, state, start, team]() {
       const tensorflow::NodeItem& item = *state->item;
-      if (!observers_.empty()) NotifyObservers(item.node_id, team, start, GraphiNowNs());
+      if (!observers_.empty()) NotifyObservers(item.node_id, team, /*merged=*/false, start, GraphiNowNs());
       if (state->stats != nullptr) state->stats->RecordComputeEnded();
       tensorflow::EntryVector outputs(item.num_outputs);
       absl::Status s = ProcessOutputs(item, &state->ctx, outputs.data(), state->stats);

@@ -16,11 +16,17 @@ TeamSet::TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generati
     pools_.push_back(std::make_unique<TeamThreadPool>(
         static_cast<int>(k), layout.team_cpus[k], scheduler_.get(), "graphi"));
   }
+  if (pools_.size() > 1) {
+    std::vector<TeamThreadPool*> all;
+    for (auto& pool : pools_) all.push_back(pool.get());
+    merged_pool_ = std::make_unique<MergedThreadPool>(std::move(all));
+  }
 }
 
 TeamSet::~TeamSet() {
   // Workers first: no kernel can be using a pool once they are gone.
   scheduler_.reset();
+  merged_pool_.reset();
   pools_.clear();
 }
 

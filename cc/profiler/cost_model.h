@@ -47,7 +47,8 @@ class CostModel final : public ExecutionObserver {
   int num_nodes() const { return static_cast<int>(successors_.size()); }
 
   void Record(int node_id, int64_t elapsed_ns);
-  void OnNodeExecuted(int node_id, int team, int64_t start_ns, int64_t end_ns) override {
+  void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+                      int64_t end_ns) override {
     Record(node_id, end_ns - start_ns);
   }
 

@@ -19,8 +19,10 @@ class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
   // Node `node_id` ran its kernel on team `team` (-1: off the teams) from
-  // `start_ns` to `end_ns` on the monotonic clock.
-  virtual void OnNodeExecuted(int node_id, int team, int64_t start_ns, int64_t end_ns) = 0;
+  // `start_ns` to `end_ns` on the monotonic clock; `merged`: on the cores of
+  // every team (team `team` had borrowed the others for it).
+  virtual void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+                              int64_t end_ns) = 0;
 };
 
 }  // namespace graphi

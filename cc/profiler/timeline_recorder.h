@@ -19,15 +19,17 @@ namespace graphi {
 struct NodeExecution {
   int node_id = -1;
   int team = -1;
+  bool merged = false;  // ran on every team's cores
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 };
 
 class TimelineRecorder final : public ExecutionObserver {
  public:
-  void OnNodeExecuted(int node_id, int team, int64_t start_ns, int64_t end_ns) override {
+  void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+                      int64_t end_ns) override {
     std::lock_guard<std::mutex> l(mu_);
-    executions_.push_back({node_id, team, start_ns, end_ns});
+    executions_.push_back({node_id, team, merged, start_ns, end_ns});
   }
   std::vector<NodeExecution> Take() {
     std::lock_guard<std::mutex> l(mu_);
