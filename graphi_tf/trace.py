@@ -251,13 +251,22 @@ class Trace:
             events.append(_meta("process_name", pid, 0,
                                 {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
             events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
-            events.append(_meta("thread_name", pid, CRITICAL_PATH_TID,
-                                {"name": f"critical path ({g.critical_path_ns / 1e3:.1f} us)"}))
-            events.append(_meta("thread_sort_index", pid, CRITICAL_PATH_TID, {"sort_index": 0}))
             on_cp = set(g.critical_path_nodes)
-            # Per team: greedy lanes so that slices on one track never overlap.
-            lanes: Dict[int, List[int]] = {}
+            # Greedy lanes per track (a team, or the critical path: key None) so that slices
+            # on one track never partially overlap; an extra lane is an "overlap" track.
+            lanes: Dict[Optional[int], List[int]] = {None: []}
             ops: List[dict] = []
+
+            def place(key: Optional[int], start: int, end: int) -> int:
+                track = lanes.setdefault(key, [])
+                lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
+                if lane is None:
+                    lane = len(track)
+                    track.append(end)
+                else:
+                    track[lane] = end
+                return _team_tid(key, lane)
+
             for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
                 node = int(e["node_id"])
                 teams = GraphStep.teams_of(e)
@@ -272,26 +281,21 @@ class Trace:
                 if merged:
                     args["merged"] = True
                     args["teams"] = teams
-                for team in teams:
-                    team_lanes = lanes.setdefault(team, [])
-                    lane = next((i for i, free_at in enumerate(team_lanes) if free_at <= start), None)
-                    if lane is None:
-                        lane = len(team_lanes)
-                        team_lanes.append(end)
-                    else:
-                        team_lanes[lane] = end
-                    ops.append(_complete(args["node"], args["op"] or "op", pid, _team_tid(team, lane),
+                keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
+                for key in keys:
+                    ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
                                          start - origin, end - start, dict(args)))
-                if node in on_cp:
-                    ops.append(_complete(args["node"], args["op"] or "op", pid, CRITICAL_PATH_TID,
-                                         start - origin, end - start, dict(args)))
-            for team in sorted(lanes):
-                for lane in range(len(lanes[team])):
-                    label = self._team_label(team) + ("" if lane == 0 else f" overlap {lane}")
-                    tid = _team_tid(team, lane)
-                    events.append(_meta("thread_name", pid, tid, {"name": label}))
-                    events.append(_meta("thread_sort_index", pid, tid,
-                                        {"sort_index": 1 + (team + 1) * 100 + lane}))
+            if not lanes[None]:
+                lanes[None].append(0)  # the critical path track is listed even when empty
+            for key in sorted(lanes, key=lambda k: -1 if k is None else k):
+                base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
+                        else self._team_label(key))
+                for lane in range(len(lanes[key])):
+                    tid = _team_tid(key, lane)
+                    events.append(_meta("thread_name", pid, tid,
+                                        {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
+                    order = 0 if key is None else 1 + (key + 1) * 100
+                    events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
             events.extend(ops)
         summaries = [self._graph_summary(g) for g in self.graphs]
         other: Dict[str, Any] = {"producer": "graphi_tf.trace", "time_unit": "us", **self.layout()}
@@ -355,12 +359,12 @@ class Trace:
                          f"CP {g.critical_path_ns / 1e6:.3f} ms, LB {lb_us / 1e3:.3f} ms "
                          f"({self.cores} cores)", fontsize=9)
             ax.set_xlabel("us since step start", fontsize=8)
-        axes[0, 0].legend(handles=[Patch(color="#1f77b4", label="op"),
-                                   Patch(color="#d62728", label="critical path op"),
-                                   plt.Line2D([], [], color="green", linestyle="--", label="LB"),
-                                   plt.Line2D([], [], color="black", label="step end")],
-                          loc="upper right", fontsize=7)
-        fig.tight_layout()
+        fig.legend(handles=[Patch(color="#1f77b4", label="op"),
+                            Patch(color="#d62728", label="critical path op"),
+                            plt.Line2D([], [], color="green", linestyle="--", label="LB = max(CP, W/cores)"),
+                            plt.Line2D([], [], color="black", label="step end")],
+                   loc="lower center", ncol=4, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         fig.savefig(path, dpi=110)
@@ -410,7 +414,7 @@ class Trace:
             if cp:
                 lines.append(f"  critical path: {len(g.critical_path_nodes)} ops; longest:")
                 for node in cp:
-                    lines.append(f"    {g.node_time_ns[node] / 1e6:8.3f} ms  {g.op_type(node) or '?':<16} "
+                    lines.append(f"    {g.node_time_ns[node] / 1e6:8.3f} ms  {g.op_type(node) or '?':<20} "
                                  f"{g.node_names[node]}")
         return "\n".join(lines)
 
@@ -418,7 +422,14 @@ class Trace:
         return self.summary()
 
 
-def _team_tid(team: int, lane: int) -> int:
+def _format_ns(ns: float) -> str:
+    return f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.3f} us"
+
+
+def _team_tid(team: Optional[int], lane: int) -> int:
+    """The tid of a team's track (None: the critical path track); lanes > 0 are overlap tracks."""
+    if team is None:
+        return CRITICAL_PATH_TID + lane * _LANE_TID_STRIDE
     return _TEAM_TID_BASE + (team if team >= 0 else 999) + lane * _LANE_TID_STRIDE
 
 

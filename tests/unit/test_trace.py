@@ -71,6 +71,17 @@ def _thread_names(doc, pid):
             if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == pid}
 
 
+def _assert_no_partial_overlap_on_a_track(doc):
+    # Perfetto and chrome://tracing need slices on one track to nest; ours never overlap.
+    tracks = {}
+    for e in _x_events(doc):
+        tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in tracks.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert start >= end - 1e-9, spans
+
+
 def _reachable(successors, src, dst):
     seen, stack = set(), [src]
     while stack:
@@ -160,6 +171,7 @@ def test_chrome_json_has_required_keys_known_tracks_and_a_critical_path_chain(re
         max(other["critical_path_ms"], other["work_ms"] / other["cores"]))
     assert other["executors"] * other["threads_per_executor"] == sum(len(t) for t in other["team_cpus"])
 
+    _assert_no_partial_overlap_on_a_track(doc)
     pid = 1
     names = _thread_names(doc, pid)
     xs = _x_events(doc, pid)
@@ -209,17 +221,25 @@ def test_merged_entry_is_drawn_on_every_team_it_used_and_counted_once():
     assert t.team_busy_ns(g) == {0: 90, 1: 80}
 
 
-def test_overlapping_ops_on_one_team_go_to_an_overlap_track():
+def test_overlapping_ops_on_one_track_go_to_an_overlap_track():
     from graphi_tf.trace import GraphStep, Trace
 
-    g = GraphStep(signature="o", node_names=["a", "b"], node_types=["A", "B"], successors=[[], []],
+    # b overlaps a on team 0; a (loop body, twice) and b are both on the critical path, and
+    # b's run overlaps a's second run.
+    g = GraphStep(signature="o", node_names=["a", "b"], node_types=["A", "B"], successors=[[1], []],
                   step=1, start_ns=0, end_ns=50,
-                  executions=[{"node_id": 0, "team": 0, "start_ns": 0, "end_ns": 40},
+                  executions=[{"node_id": 0, "team": 0, "start_ns": 0, "end_ns": 8},
+                              {"node_id": 0, "team": 1, "start_ns": 9, "end_ns": 40},
                               {"node_id": 1, "team": 0, "start_ns": 10, "end_ns": 20}])
-    doc = Trace(graphs=[g], team_cpus=[[0]]).to_chrome_json()
+    doc = Trace(graphs=[g], team_cpus=[[0], [1]]).to_chrome_json()
+    _assert_no_partial_overlap_on_a_track(doc)
     names = _thread_names(doc, 1)
-    tracks = {e["name"]: names[e["tid"]] for e in _x_events(doc) if not names[e["tid"]].startswith("critical")}
-    assert tracks == {"a": "team 0 (cpus 0)", "b": "team 0 (cpus 0) overlap 1"}
+    placed = sorted((e["name"], e["ts"], names[e["tid"]]) for e in _x_events(doc))
+    assert placed == [
+        ("a", 0.0, "critical path (0.049 us)"), ("a", 0.0, "team 0 (cpus 0)"),
+        ("a", 0.009, "critical path (0.049 us)"), ("a", 0.009, "team 1 (cpus 1)"),
+        ("b", 0.01, "critical path (0.049 us) overlap 1"), ("b", 0.01, "team 0 (cpus 0)"),
+    ]
 
 
 @needs_graphi
