@@ -24,6 +24,12 @@ from graphi_tf import cache as _cache  # noqa: E402
 
 _cache.apply_cached_entries()
 
+# GRAPHI_TRACE=path.json: record a step of every GRAPHI graph and write a Chrome
+# trace at exit (docs/tracing.md).
+from graphi_tf import trace as _trace  # noqa: E402
+
+_trace.install_from_env()
+
 __all__ = [
     "EXECUTOR_TYPE",
     "POLICIES",

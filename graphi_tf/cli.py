@@ -6,6 +6,7 @@
     graphi-tf cache clear                remove every entry
     graphi-tf tune --model lstm          tune a bundled model
     graphi-tf tune --script FILE.py      tune FILE's build_step() step
+    graphi-tf trace --model NAME -o t.json   record one step's timeline (Chrome trace JSON)
 """
 from __future__ import annotations
 
@@ -80,6 +81,9 @@ def _build_parser() -> argparse.ArgumentParser:
     for name, default in (("batch", 32), ("hidden", 256), ("layers", 4), ("time-steps", 20)):
         tune.add_argument(f"--{name}", type=_int_at_least(1), default=default,
                           help=f"--model lstm: {name.replace('-', ' ')} (default {default})")
+    from graphi_tf import trace as _trace
+
+    _trace.add_parser(sub)
     return parser
 
 
@@ -213,6 +217,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _cache_command(args)
     if args.command == "tune":
         return _tune_command(args)
+    if args.command == "trace":
+        return args.handler(args)
     raise AssertionError(args.command)  # argparse allows nothing else
 
 

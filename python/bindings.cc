@@ -36,6 +36,31 @@ std::shared_ptr<graphi::GraphProfile> FindProfile(const std::string& signature) 
   return profile;
 }
 
+py::dict ExecutionToDict(const graphi::GraphProfile& profile, const graphi::StepTimeline& step,
+                         const graphi::NodeExecution& e) {
+  const bool known = e.node_id >= 0 && e.node_id < profile.node_count();
+  py::dict d;
+  d["node_id"] = e.node_id;
+  d["node"] = known ? profile.node_names()[e.node_id] : "";
+  d["op"] = known && e.node_id < static_cast<int>(profile.node_types().size())
+                ? profile.node_types()[e.node_id]
+                : "";
+  d["team"] = e.team;
+  // A merged op ran on the cores of every team of the step's layout.
+  d["merged"] = e.merged;
+  py::list teams;
+  if (e.merged) {
+    for (int k = 0; k < step.num_teams; ++k) teams.append(k);
+  } else {
+    teams.append(e.team);
+  }
+  d["teams"] = teams;
+  d["start_ns"] = e.start_ns;
+  d["end_ns"] = e.end_ns;
+  d["step_start_ns"] = step.start_ns;
+  return d;
+}
+
 py::dict TopologyToDict(const graphi::Topology& t) {
   py::dict d;
   d["tiles"] = t.tiles;
@@ -177,6 +202,8 @@ PYBIND11_MODULE(_graphi_tf, m) {
     d["signature"] = profile->signature();
     d["node_count"] = profile->node_count();
     d["node_names"] = profile->node_names();
+    d["node_types"] = profile->node_types();
+    d["successors"] = profile->costs().successors();
     d["node_costs_ns"] = profile->costs().Estimates();
     d["ranks_ns"] = profile->costs().Ranks();
     d["steps_run"] = profile->steps_run();
@@ -210,31 +237,38 @@ PYBIND11_MODULE(_graphi_tf, m) {
     FindProfile(signature)->RecordNextStep();
   }, py::arg("signature"), "Asks the next step of this graph to record its timeline.");
 
+  m.def("record_steps_through", [](int64_t step) {
+    if (step < 0) throw py::value_error("step=" + std::to_string(step) + " is invalid; allowed: >= 0");
+    graphi::GraphRegistry::Get().RecordStepsThrough(step);
+  }, py::arg("step"),
+     "Every graph (now and later) records each step until `step` steps have finished; 0: off.");
+
   m.def("last_step_timeline", [](const std::string& signature) {
     std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
-    // A merged op ran on every team of the layout it ran under (the current
-    // one unless the layout changed since the recorded step).
-    std::string error;
-    std::shared_ptr<graphi::TeamSet> live = graphi::Runtime::Get().CurrentTeams(&error);
-    const int num_teams = live == nullptr ? 0 : live->num_teams();
+    const graphi::StepTimeline step = profile->LastStep();
     py::list out;
-    for (const graphi::NodeExecution& e : profile->LastTimeline()) {
-      py::dict d;
-      d["node_id"] = e.node_id;
-      d["node"] = e.node_id < profile->node_count() ? profile->node_names()[e.node_id] : "";
-      d["team"] = e.team;
-      d["merged"] = e.merged;
-      py::list teams;
-      if (e.merged && num_teams > 0) {
-        for (int k = 0; k < num_teams; ++k) teams.append(k);
-      } else {
-        teams.append(e.team);
-      }
-      d["teams"] = teams;
-      d["start_ns"] = e.start_ns;
-      d["end_ns"] = e.end_ns;
-      out.append(d);
+    for (const graphi::NodeExecution& e : step.executions) {
+      out.append(ExecutionToDict(*profile, step, e));
     }
     return out;
   }, py::arg("signature"), "Node executions of the last recorded step, in completion order.");
+
+  m.def("last_step_record", [](const std::string& signature) {
+    std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+    const graphi::StepTimeline step = profile->LastStep();
+    py::dict d;
+    d["signature"] = profile->signature();
+    d["step"] = step.step;
+    d["start_ns"] = step.start_ns;
+    d["end_ns"] = step.end_ns;
+    d["wall_start_unix_ns"] = step.wall_start_unix_ns;
+    py::list executions;
+    for (const graphi::NodeExecution& e : step.executions) {
+      executions.append(ExecutionToDict(*profile, step, e));
+    }
+    d["executions"] = executions;
+    return d;
+  }, py::arg("signature"),
+     "The last recorded step: its number (0: none yet), start/end (steady-clock ns), wall-clock "
+     "start, and node executions in completion order.");
 }

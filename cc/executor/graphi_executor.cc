@@ -84,8 +84,11 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   const int num_nodes = view.num_nodes();
   std::vector<std::vector<int>> successors(num_nodes);
   std::vector<std::string> names(num_nodes);
+  std::vector<std::string> types(num_nodes);
   for (const tensorflow::Node* node : graph.nodes()) {
-    if (node->id() < num_nodes) names[node->id()] = node->name();
+    if (node->id() >= num_nodes) continue;
+    names[node->id()] = node->name();
+    types[node->id()] = node->type_string();
   }
   for (int id = 0; id < num_nodes; ++id) {
     const tensorflow::NodeItem* item = view.node(id);
@@ -96,7 +99,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
     }
   }
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
-                                           std::move(successors));
+                                           std::move(successors), std::move(types));
   // Fail at creation, not at the first step, when the setting is invalid.
   absl::Status status;
   CurrentTeamDevices(&status);

@@ -151,7 +151,8 @@ class GraphiStep {
                  devices_->teams()->scheduler().policy() == ReadyPolicy::kCriticalPathFirst;
     if (executor->profiling()) observers_.push_back(&executor->profile().costs());
     if (executor->profile().TakeRecordRequest()) {
-      timeline_ = std::make_unique<TimelineRecorder>();
+      timeline_ = std::make_unique<TimelineRecorder>(
+          devices_ == nullptr ? 0 : devices_->teams()->num_teams());
       observers_.push_back(timeline_.get());
     }
   }

@@ -45,6 +45,8 @@ class CostModel final : public ExecutionObserver {
   explicit CostModel(std::vector<std::vector<int>> successors);
 
   int num_nodes() const { return static_cast<int>(successors_.size()); }
+  // The static DAG the ranks are computed on.
+  const std::vector<std::vector<int>>& successors() const { return successors_; }
 
   void Record(int node_id, int64_t elapsed_ns);
   void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,

@@ -5,9 +5,11 @@
 namespace graphi {
 
 GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_names,
-                           std::vector<std::vector<int>> successors)
+                           std::vector<std::vector<int>> successors,
+                           std::vector<std::string> node_types)
     : signature_(std::move(signature)),
       node_names_(std::move(node_names)),
+      node_types_(std::move(node_types)),
       costs_(std::move(successors)) {}
 
 void GraphProfile::StepFinished() {
@@ -41,12 +43,13 @@ bool GraphProfile::adoption(Adoption* out) const {
   return true;
 }
 
-void GraphProfile::SetLastTimeline(std::vector<NodeExecution> timeline) {
+void GraphProfile::SetLastTimeline(StepTimeline timeline) {
+  timeline.step = steps_run();
   std::lock_guard<std::mutex> l(mu_);
   last_timeline_ = std::move(timeline);
 }
 
-std::vector<NodeExecution> GraphProfile::LastTimeline() const {
+StepTimeline GraphProfile::LastStep() const {
   std::lock_guard<std::mutex> l(mu_);
   return last_timeline_;
 }
@@ -65,7 +68,8 @@ void GraphRegistry::ForwardToRuntime(const GraphProfile* profile, const Adoption
 
 std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signature,
                                                       std::vector<std::string> node_names,
-                                                      std::vector<std::vector<int>> successors) {
+                                                      std::vector<std::vector<int>> successors,
+                                                      std::vector<std::string> node_types) {
   std::shared_ptr<GraphProfile> profile;
   bool has_adoption = false;
   Adoption adoption;
@@ -74,7 +78,8 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
     auto it = profiles_.find(signature);
     if (it != profiles_.end() && it->second->node_names() == node_names) return it->second;
     profile = std::make_shared<GraphProfile>(signature, std::move(node_names),
-                                             std::move(successors));
+                                             std::move(successors), std::move(node_types));
+    profile->RecordStepsThrough(record_through_step_);
     profiles_[signature] = profile;
     auto a = adoptions_.find(signature);
     if (a != adoptions_.end()) {
@@ -117,6 +122,12 @@ void GraphRegistry::ClearAdoptions() {
   }
   for (const auto& p : profiles) p->ClearAdoption();
   Runtime::Get().ClearAdoptedSetting();
+}
+
+void GraphRegistry::RecordStepsThrough(int64_t step) {
+  std::lock_guard<std::mutex> l(mu_);
+  record_through_step_ = step;
+  for (const auto& kv : profiles_) kv.second->RecordStepsThrough(step);
 }
 
 std::vector<std::shared_ptr<GraphProfile>> GraphRegistry::List() const {

@@ -10,6 +10,12 @@
 // and are forwarded to the Runtime, which decides whether the process-wide
 // layout follows them.
 //
+// Step timelines: a profile records the next step when asked
+// (RecordNextStep), or every step up to a step number (RecordStepsThrough,
+// set process-wide through the registry for GRAPHI_TRACE), so the last
+// recorded timeline is that step or, for a graph that ran fewer steps, its
+// last one. Past that step the check on the step path is one relaxed load.
+//
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_PROFILER_GRAPH_REGISTRY_H_
 #define GRAPHI_TF_CC_PROFILER_GRAPH_REGISTRY_H_
@@ -43,12 +49,15 @@ struct Adoption {
 
 class GraphProfile {
  public:
+  // node_types[n] is node n's op type; empty if unknown.
   GraphProfile(std::string signature, std::vector<std::string> node_names,
-               std::vector<std::vector<int>> successors);
+               std::vector<std::vector<int>> successors,
+               std::vector<std::string> node_types = {});
 
   const std::string& signature() const { return signature_; }
   int node_count() const { return static_cast<int>(node_names_.size()); }
   const std::vector<std::string>& node_names() const { return node_names_; }
+  const std::vector<std::string>& node_types() const { return node_types_; }
   CostModel& costs() { return costs_; }
 
   // Counts a finished step and refreshes the ranks on a doubling schedule
@@ -65,21 +74,36 @@ class GraphProfile {
 
   // Step timelines: arm the next step, then read what it ran.
   void RecordNextStep() { record_next_.store(true); }
-  bool TakeRecordRequest() { return record_next_.exchange(false); }
-  void SetLastTimeline(std::vector<NodeExecution> timeline);
-  std::vector<NodeExecution> LastTimeline() const;
+  // Records every step that starts while fewer than `step` steps have
+  // finished (0: off).
+  void RecordStepsThrough(int64_t step) {
+    record_through_step_.store(step, std::memory_order_relaxed);
+  }
+  // Called as a step starts: whether it should record its timeline.
+  bool TakeRecordRequest() {
+    if (record_next_.load(std::memory_order_relaxed) && record_next_.exchange(false)) return true;
+    const int64_t through = record_through_step_.load(std::memory_order_relaxed);
+    return through > 0 && steps_run() < through;
+  }
+  // Keeps a recorded step (numbered with the steps finished so far, so call
+  // it after StepFinished()).
+  void SetLastTimeline(StepTimeline timeline);
+  StepTimeline LastStep() const;
+  std::vector<NodeExecution> LastTimeline() const { return LastStep().executions; }
 
  private:
   const std::string signature_;
   const std::vector<std::string> node_names_;
+  const std::vector<std::string> node_types_;
   CostModel costs_;
   std::atomic<int64_t> steps_run_{0};
   std::atomic<bool> record_next_{false};
+  std::atomic<int64_t> record_through_step_{0};
 
   mutable std::mutex mu_;
   bool has_adoption_ = false;             // guarded by mu_
   Adoption adoption_;                     // guarded by mu_
-  std::vector<NodeExecution> last_timeline_;  // guarded by mu_
+  StepTimeline last_timeline_;            // guarded by mu_
 };
 
 class GraphRegistry {
@@ -91,7 +115,12 @@ class GraphRegistry {
   // an adoption recorded for the signature.
   std::shared_ptr<GraphProfile> Register(const std::string& signature,
                                          std::vector<std::string> node_names,
-                                         std::vector<std::vector<int>> successors);
+                                         std::vector<std::vector<int>> successors,
+                                         std::vector<std::string> node_types = {});
+
+  // Every graph, now and registered later, records each step until `step`
+  // steps have finished (GraphProfile::RecordStepsThrough); 0 turns it off.
+  void RecordStepsThrough(int64_t step);
 
   // Records an adoption for `signature` (now and for graphs registered
   // later) and hands its setting to the Runtime. Returns whether costs were
@@ -111,6 +140,7 @@ class GraphRegistry {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<GraphProfile>> profiles_;  // guarded by mu_
   std::map<std::string, Adoption> adoptions_;                      // guarded by mu_
+  int64_t record_through_step_ = 0;                                // guarded by mu_
 };
 
 }  // namespace graphi

@@ -1,15 +1,23 @@
 // Records every node execution of one step: which node, on which team, when.
 //
-// Armed per graph (GraphProfile::RecordNextStep); the step that picks the
+// Armed per graph (GraphProfile::RecordNextStep, or every step up to a step
+// number with GraphProfile::RecordStepsThrough); the step that picks the
 // request up owns the recorder and hands the finished timeline back to the
-// profile. Used to check the executed order in tests and for step timelines.
+// profile. Used to check the executed order in tests and for step timelines
+// (graphi_tf.trace).
+//
+// The recorder also notes when the step started (its construction, when the
+// step is created) and ended (Take()), on the same steady clock as the node
+// executions, plus the wall-clock time of the start for humans.
 //
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_PROFILER_TIMELINE_RECORDER_H_
 #define GRAPHI_TF_CC_PROFILER_TIMELINE_RECORDER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "cc/profiler/execution_observer.h"
@@ -24,21 +32,56 @@ struct NodeExecution {
   int64_t end_ns = 0;
 };
 
+// One recorded step. Times are steady-clock nanoseconds (the clock of the
+// node executions) except wall_start_unix_ns.
+struct StepTimeline {
+  int64_t step = 0;            // 1-based step number of the graph; set by the profile
+  int64_t start_ns = 0;        // when the step was created
+  int64_t end_ns = 0;          // when the step finished
+  int64_t wall_start_unix_ns = 0;
+  int num_teams = 0;           // teams of the layout the step ran on
+  std::vector<NodeExecution> executions;  // in completion order
+};
+
 class TimelineRecorder final : public ExecutionObserver {
  public:
+  explicit TimelineRecorder(int num_teams)
+      : num_teams_(num_teams),
+        start_ns_(SteadyNowNs()),
+        wall_start_unix_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()) {}
+
   void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
                       int64_t end_ns) override {
     std::lock_guard<std::mutex> l(mu_);
     executions_.push_back({node_id, team, merged, start_ns, end_ns});
   }
-  std::vector<NodeExecution> Take() {
+
+  // The step so far (called once, when it finishes); ends the step now.
+  StepTimeline Take() {
+    StepTimeline out;
+    out.start_ns = start_ns_;
+    out.end_ns = SteadyNowNs();
+    out.wall_start_unix_ns = wall_start_unix_ns_;
+    out.num_teams = num_teams_;
     std::lock_guard<std::mutex> l(mu_);
-    return std::move(executions_);
+    out.executions = std::move(executions_);
+    return out;
+  }
+
+  static int64_t SteadyNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
  private:
+  const int num_teams_;
+  const int64_t start_ns_;
+  const int64_t wall_start_unix_ns_;
   std::mutex mu_;
-  std::vector<NodeExecution> executions_;
+  std::vector<NodeExecution> executions_;  // guarded by mu_
 };
 
 }  // namespace graphi

@@ -1,0 +1,678 @@
+"""Step timelines of GRAPHI graphs: Chrome trace-event JSON, a Gantt chart, a text summary.
+
+``graphi_tf.trace.record_step(step_fn)`` runs a few warm-up steps, asks every GRAPHI graph
+to record its next step (which node ran on which executor team, when), runs one step, and
+returns a :class:`Trace`:
+
+    trace = graphi_tf.trace.record_step(step, warmup=10)
+    trace.write("step.json")          # open in https://ui.perfetto.dev or chrome://tracing
+    trace.write_gantt("step.png")     # needs matplotlib
+    print(trace.summary())
+
+With no code change, ``GRAPHI_TRACE=path.json`` (read at ``import graphi_tf``) records step
+``GRAPHI_TRACE_STEP`` (default 10) of every GRAPHI graph the process runs, or a graph's last
+step if it ran fewer, and writes the trace to ``path.json`` at exit;
+``GRAPHI_TRACE_PNG=1`` (or a path) also writes the Gantt chart. See docs/tracing.md.
+
+The numbers of a graph's step:
+  W  = work: the sum of the op execution times of the step;
+  CP = critical path: the longest chain through the step's executed nodes on the static
+       graph (data and control edges, loop back edges removed, as the cost model does),
+       each node weighted by its measured time in this step (summed over its executions);
+  LB = max(CP, W / cores): no schedule on the teams' cores beats it.
+A merged op (timeline entry with ``"teams"`` / ``"merged": true``) ran on several teams'
+cores at once: it is drawn on every team track it used and counted once in W.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import dataclasses
+import json
+import os
+import sys
+import warnings
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+DEFAULT_TRACE_STEP = 10
+DEFAULT_WARMUP = 10
+CRITICAL_PATH_TID = 1
+_TEAM_TID_BASE = 10
+_LANE_TID_STRIDE = 1000
+
+
+# ---------------------------------------------------------------------------
+# Critical path
+
+
+def critical_path(successors: Sequence[Sequence[int]], weights: Sequence[float]) -> Tuple[float, List[int]]:
+    """Longest weighted path through a DAG.
+
+    Args:
+      successors: successors[n] = nodes that depend on n. Nodes left on a cycle (which the
+        caller should have broken) count with their own weight and no predecessors.
+      weights: weights[n] >= 0, one per node.
+
+    Returns:
+      (length, nodes): the summed weight of the heaviest path and its nodes in order,
+      source first (nodes of weight 0 included).
+    """
+    n = len(weights)
+    if len(successors) != n:
+        raise ValueError(f"successors has {len(successors)} nodes but weights has {n}")
+    indegree = [0] * n
+    for node in range(n):
+        for s in successors[node]:
+            if 0 <= s < n:
+                indegree[s] += 1
+    finish = [0.0] * n
+    best_pred = [-1] * n
+    done = [False] * n
+    ready = [node for node in range(n) if indegree[node] == 0]
+    # Kahn's order; finish[s] accumulates the best predecessor as predecessors complete.
+    best_in = [0.0] * n
+    while ready:
+        node = ready.pop()
+        done[node] = True
+        finish[node] = best_in[node] + weights[node]
+        for s in successors[node]:
+            if not 0 <= s < n:
+                continue
+            if best_pred[s] < 0 or finish[node] > best_in[s]:
+                best_in[s] = finish[node]
+                best_pred[s] = node
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                ready.append(s)
+    for node in range(n):  # on a cycle: own weight only
+        if not done[node]:
+            finish[node] = weights[node]
+            best_pred[node] = -1
+    if n == 0:
+        return 0.0, []
+    end = max(range(n), key=lambda i: finish[i])
+    path = []
+    node = end
+    seen = set()
+    while node >= 0 and node not in seen:
+        seen.add(node)
+        path.append(node)
+        node = best_pred[node]
+    path.reverse()
+    return finish[end], path
+
+
+# ---------------------------------------------------------------------------
+# The data
+
+
+@dataclasses.dataclass
+class GraphStep:
+    """One recorded step of one graph.
+
+    Times are steady-clock nanoseconds. ``executions`` are dicts with ``node_id``, ``node``,
+    ``op``, ``team``, ``start_ns``, ``end_ns`` and optionally ``teams`` (list of team ids)
+    and ``merged`` (bool) for an op that ran on several teams at once.
+    """
+
+    signature: str
+    node_names: List[str]
+    node_types: List[str]
+    successors: List[List[int]]
+    step: int
+    start_ns: int
+    end_ns: int
+    executions: List[dict]
+    wall_start_unix_ns: int = 0
+
+    def __post_init__(self) -> None:
+        n = len(self.node_names)
+        times = [0] * n
+        for e in self.executions:
+            node = int(e["node_id"])
+            if 0 <= node < n:
+                times[node] += max(0, int(e["end_ns"]) - int(e["start_ns"]))
+        self.node_time_ns: List[int] = times
+        self.work_ns: int = sum(times)
+        succ = self.successors if len(self.successors) == n else [[] for _ in range(n)]
+        cp, path = critical_path(succ, times)
+        self.critical_path_ns: int = int(cp)
+        # Only nodes that ran in this step are drawn; a path may pass through nodes that
+        # did not (dead branches), which weigh 0.
+        executed = {int(e["node_id"]) for e in self.executions}
+        self.critical_path_nodes: List[int] = [node for node in path if node in executed]
+        if self.executions:
+            first = min(int(e["start_ns"]) for e in self.executions)
+            last = max(int(e["end_ns"]) for e in self.executions)
+            # The recorder's step span covers its ops; widen it if a clock read raced.
+            self.start_ns = min(self.start_ns, first) if self.start_ns > 0 else first
+            self.end_ns = max(self.end_ns, last)
+
+    @property
+    def step_ns(self) -> int:
+        return max(0, self.end_ns - self.start_ns)
+
+    @property
+    def node_count(self) -> int:
+        return len(self.node_names)
+
+    def op_type(self, node_id: int) -> str:
+        if 0 <= node_id < len(self.node_types) and self.node_types[node_id]:
+            return self.node_types[node_id]
+        return ""
+
+    @staticmethod
+    def teams_of(execution: dict) -> List[int]:
+        """The teams an execution ran on: its ``teams`` list if merged, else its team."""
+        teams = execution.get("teams")
+        if teams:
+            return sorted({int(t) for t in teams})
+        return [int(execution["team"])]
+
+
+@dataclasses.dataclass
+class Trace:
+    """Recorded steps of one or more GRAPHI graphs, with the team layout they ran on.
+
+    Fields:
+      graphs: one :class:`GraphStep` per graph, largest (most work) first.
+      executors, threads_per_executor, policy: the layout in force when collected.
+      team_cpus: cpu ids per team.
+      shared_clock: the steps were one step of the caller (``record_step``), so every graph is
+        drawn relative to the earliest step start; otherwise each relative to its own start.
+    """
+
+    graphs: List[GraphStep]
+    executors: int = 0
+    threads_per_executor: int = 0
+    policy: str = ""
+    team_cpus: List[List[int]] = dataclasses.field(default_factory=list)
+    shared_clock: bool = True
+
+    @property
+    def cores(self) -> int:
+        cpus = {c for team in self.team_cpus for c in team}
+        return max(1, len(cpus))
+
+    def lower_bound_ns(self, g: GraphStep) -> float:
+        return max(float(g.critical_path_ns), g.work_ns / self.cores)
+
+    def _origin_ns(self, g: GraphStep) -> int:
+        if self.shared_clock and self.graphs:
+            return min(x.start_ns for x in self.graphs)
+        return g.start_ns
+
+    def _team_label(self, team: int) -> str:
+        if team < 0:
+            return "caller thread"
+        if team < len(self.team_cpus):
+            cpus = ",".join(str(c) for c in self.team_cpus[team])
+            return f"team {team} (cpus {cpus})"
+        return f"team {team}"
+
+    def _graph_summary(self, g: GraphStep) -> dict:
+        return {
+            "signature": g.signature,
+            "node_count": g.node_count,
+            "step": g.step,
+            "step_ms": g.step_ns / 1e6,
+            "work_ms": g.work_ns / 1e6,
+            "critical_path_ms": g.critical_path_ns / 1e6,
+            "lower_bound_ms": self.lower_bound_ns(g) / 1e6,
+            "executions": len(g.executions),
+            "critical_path_ops": len(g.critical_path_nodes),
+            "wall_start_unix_ns": g.wall_start_unix_ns,
+        }
+
+    def layout(self) -> dict:
+        return {
+            "executors": self.executors,
+            "threads_per_executor": self.threads_per_executor,
+            "policy": self.policy,
+            "team_cpus": [list(t) for t in self.team_cpus],
+            "cores": self.cores,
+        }
+
+    # -- Chrome trace-event JSON -------------------------------------------
+
+    def to_chrome_json(self) -> dict:
+        """The trace in Chrome's JSON Object Format (opens in Perfetto and chrome://tracing).
+
+        One process per graph; per process one track per executor team (``thread_name``
+        "team K (cpus ...)", extra "overlap" tracks only if ops on a team overlapped in time)
+        and a "critical path" track; one complete event ("X") per op execution, ts/dur in
+        microseconds from the step start. ``otherData`` carries step time, W, CP, LB, cores
+        and the team layout (for the first, largest graph at top level; all under "graphs").
+        """
+        events: List[dict] = []
+        for index, g in enumerate(self.graphs):
+            pid = index + 1
+            origin = self._origin_ns(g)
+            events.append(_meta("process_name", pid, 0,
+                                {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
+            events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
+            on_cp = set(g.critical_path_nodes)
+            # Greedy lanes per track (a team, or the critical path: key None) so that slices
+            # on one track never partially overlap; an extra lane is an "overlap" track.
+            lanes: Dict[Optional[int], List[int]] = {None: []}
+            ops: List[dict] = []
+
+            def place(key: Optional[int], start: int, end: int) -> int:
+                track = lanes.setdefault(key, [])
+                lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
+                if lane is None:
+                    lane = len(track)
+                    track.append(end)
+                else:
+                    track[lane] = end
+                return _team_tid(key, lane)
+
+            for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
+                node = int(e["node_id"])
+                teams = GraphStep.teams_of(e)
+                merged = bool(e.get("merged")) or len(teams) > 1
+                start, end = int(e["start_ns"]), max(int(e["start_ns"]), int(e["end_ns"]))
+                args = {
+                    "op": e.get("op") or g.op_type(node),
+                    "node": e.get("node") or (g.node_names[node] if 0 <= node < g.node_count else ""),
+                    "team": int(e["team"]),
+                    "critical_path": node in on_cp,
+                }
+                if merged:
+                    args["merged"] = True
+                    args["teams"] = teams
+                keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
+                for key in keys:
+                    ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
+                                         start - origin, end - start, dict(args)))
+            if not lanes[None]:
+                lanes[None].append(0)  # the critical path track is listed even when empty
+            for key in sorted(lanes, key=lambda k: -1 if k is None else k):
+                base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
+                        else self._team_label(key))
+                for lane in range(len(lanes[key])):
+                    tid = _team_tid(key, lane)
+                    events.append(_meta("thread_name", pid, tid,
+                                        {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
+                    order = 0 if key is None else 1 + (key + 1) * 100
+                    events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
+            events.extend(ops)
+        summaries = [self._graph_summary(g) for g in self.graphs]
+        other: Dict[str, Any] = {"producer": "graphi_tf.trace", "time_unit": "us", **self.layout()}
+        if summaries:
+            main = summaries[0]
+            for key in ("signature", "step", "step_ms", "work_ms", "critical_path_ms", "lower_bound_ms"):
+                other[key] = main[key]
+        other["graphs"] = summaries
+        return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": other}
+
+    def write(self, path: str) -> str:
+        """Writes the Chrome trace JSON to `path`; returns the path."""
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_chrome_json(), f)
+        return path
+
+    # -- Gantt chart ---------------------------------------------------------
+
+    def write_gantt(self, path: str) -> str:
+        """Writes a Gantt chart PNG (one row per team, a bar per op; critical path in red)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            from matplotlib.patches import Patch
+        except ImportError as e:
+            raise RuntimeError("write_gantt needs matplotlib: pip install matplotlib") from e
+        graphs = self.graphs[:4]
+        if not graphs:
+            raise ValueError("the trace holds no recorded step; nothing to draw")
+        heights = [1.2 + 0.45 * (1 + len({t for e in g.executions for t in GraphStep.teams_of(e)}))
+                   for g in graphs]
+        fig, axes = plt.subplots(len(graphs), 1, figsize=(12, sum(heights) + 0.6), squeeze=False,
+                                 gridspec_kw={"height_ratios": heights})
+        for ax, g in zip(axes[:, 0], graphs):
+            origin = g.start_ns
+            teams = sorted({t for e in g.executions for t in GraphStep.teams_of(e)})
+            rows = {team: i for i, team in enumerate(teams)}
+            on_cp = set(g.critical_path_nodes)
+            for e in g.executions:
+                node = int(e["node_id"])
+                x = (int(e["start_ns"]) - origin) / 1e3
+                w = max(0.0, (int(e["end_ns"]) - int(e["start_ns"])) / 1e3)
+                color = "#d62728" if node in on_cp else "#1f77b4"
+                for team in GraphStep.teams_of(e):
+                    ax.broken_barh([(x, w)], (rows[team] - 0.4, 0.8), facecolors=color,
+                                   edgecolor="black" if e.get("merged") else "none", linewidth=0.3)
+            ax.set_yticks(range(len(teams)))
+            ax.set_yticklabels([self._team_label(t) for t in teams], fontsize=8)
+            ax.invert_yaxis()
+            step_us = g.step_ns / 1e3
+            lb_us = self.lower_bound_ns(g) / 1e3
+            ax.axvline(step_us, color="black", linestyle="-", linewidth=1)
+            ax.axvline(lb_us, color="green", linestyle="--", linewidth=1)
+            ax.set_xlim(0, max(step_us, lb_us) * 1.02 or 1)
+            ax.set_title(f"graph {g.signature} ({g.node_count} nodes, step {g.step}): "
+                         f"step {step_us / 1e3:.3f} ms, W {g.work_ns / 1e6:.3f} ms, "
+                         f"CP {g.critical_path_ns / 1e6:.3f} ms, LB {lb_us / 1e3:.3f} ms "
+                         f"({self.cores} cores)", fontsize=9)
+            ax.set_xlabel("us since step start", fontsize=8)
+        fig.legend(handles=[Patch(color="#1f77b4", label="op"),
+                            Patch(color="#d62728", label="critical path op"),
+                            plt.Line2D([], [], color="green", linestyle="--", label="LB = max(CP, W/cores)"),
+                            plt.Line2D([], [], color="black", label="step end")],
+                   loc="lower center", ncol=4, fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
+
+    # -- Text ------------------------------------------------------------------
+
+    def team_busy_ns(self, g: GraphStep) -> Dict[int, int]:
+        """Per team, the time some op ran on it (union of its ops' intervals)."""
+        intervals: Dict[int, List[Tuple[int, int]]] = {}
+        for e in g.executions:
+            for team in GraphStep.teams_of(e):
+                intervals.setdefault(team, []).append((int(e["start_ns"]), int(e["end_ns"])))
+        busy = {}
+        for team, spans in intervals.items():
+            total, cur_s, cur_e = 0, None, None
+            for s, e in sorted(spans):
+                if cur_e is None or s > cur_e:
+                    if cur_e is not None:
+                        total += cur_e - cur_s
+                    cur_s, cur_e = s, e
+                else:
+                    cur_e = max(cur_e, e)
+            if cur_e is not None:
+                total += cur_e - cur_s
+            busy[team] = total
+        return busy
+
+    def summary(self, top: int = 5) -> str:
+        """Step time, W, CP, LB, per-team busy %, and the longest ops on the critical path."""
+        lines = [f"GRAPHI step trace: {len(self.graphs)} graph{'s' if len(self.graphs) != 1 else ''}, "
+                 f"layout {self.executors}x{self.threads_per_executor} "
+                 f"({self.cores} core{'s' if self.cores != 1 else ''}), policy {self.policy or '?'}"]
+        for g in self.graphs:
+            step_ms = g.step_ns / 1e6
+            lb_ms = self.lower_bound_ns(g) / 1e6
+            eff = f", LB/step {100.0 * lb_ms / step_ms:.0f}%" if step_ms > 0 else ""
+            lines.append(f"graph {g.signature} ({g.node_count} nodes, step {g.step}, "
+                         f"{len(g.executions)} op runs)")
+            lines.append(f"  step {step_ms:.3f} ms   W {g.work_ns / 1e6:.3f} ms   "
+                         f"CP {g.critical_path_ns / 1e6:.3f} ms   LB {lb_ms:.3f} ms{eff}")
+            for team, busy in sorted(self.team_busy_ns(g).items()):
+                pct = 100.0 * busy / g.step_ns if g.step_ns > 0 else 0.0
+                lines.append(f"  {self._team_label(team)}: busy {busy / 1e6:.3f} ms ({pct:.0f}%)")
+            cp = sorted(g.critical_path_nodes, key=lambda n: -g.node_time_ns[n])[:top]
+            if cp:
+                lines.append(f"  critical path: {len(g.critical_path_nodes)} ops; longest:")
+                for node in cp:
+                    lines.append(f"    {g.node_time_ns[node] / 1e6:8.3f} ms  {g.op_type(node) or '?':<20} "
+                                 f"{g.node_names[node]}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _format_ns(ns: float) -> str:
+    return f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.3f} us"
+
+
+def _team_tid(team: Optional[int], lane: int) -> int:
+    """The tid of a team's track (None: the critical path track); lanes > 0 are overlap tracks."""
+    if team is None:
+        return CRITICAL_PATH_TID + lane * _LANE_TID_STRIDE
+    return _TEAM_TID_BASE + (team if team >= 0 else 999) + lane * _LANE_TID_STRIDE
+
+
+def _meta(name: str, pid: int, tid: int, args: dict) -> dict:
+    return {"name": name, "ph": "M", "pid": pid, "tid": tid, "ts": 0, "args": args}
+
+
+def _complete(name: str, cat: str, pid: int, tid: int, start_ns: int, dur_ns: int, args: dict) -> dict:
+    return {"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
+            "ts": round(start_ns / 1e3, 3), "dur": round(max(0, dur_ns) / 1e3, 3), "args": args}
+
+
+# ---------------------------------------------------------------------------
+# Collecting
+
+
+def _native() -> Any:
+    from graphi_tf import _loader
+
+    return _loader.native()
+
+
+def collect(signatures: Optional[Iterable[str]] = None, *, shared_clock: bool = False,
+            min_step: Dict[str, int] = None, native: Any = None) -> Trace:
+    """Builds a Trace from the last recorded step of each graph (or of `signatures`).
+
+    Graphs without a recorded step (or, with `min_step`, whose recorded step is not newer
+    than min_step[signature]) are left out.
+    """
+    native = native or _native()
+    wanted = list(signatures) if signatures is not None else [str(g["signature"]) for g in native.graphs()]
+    steps: List[GraphStep] = []
+    for sig in wanted:
+        record = native.last_step_record(sig)
+        if int(record["step"]) <= 0 or not record["executions"]:
+            continue
+        if min_step is not None and int(record["step"]) <= min_step.get(sig, 0):
+            continue
+        profile = native.graph_profile(sig)
+        steps.append(GraphStep(signature=sig, node_names=list(profile["node_names"]),
+                               node_types=list(profile["node_types"]),
+                               successors=[list(s) for s in profile["successors"]],
+                               step=int(record["step"]), start_ns=int(record["start_ns"]),
+                               end_ns=int(record["end_ns"]), executions=list(record["executions"]),
+                               wall_start_unix_ns=int(record["wall_start_unix_ns"])))
+    steps.sort(key=lambda g: (-g.work_ns, g.signature))
+    info = native.runtime_info()
+    return Trace(graphs=steps, executors=int(info.get("executors", 0) or 0),
+                 threads_per_executor=int(info.get("threads_per_executor", 0) or 0),
+                 policy=str(info.get("policy", "") or ""),
+                 team_cpus=[list(t) for t in info.get("teams", []) or []], shared_clock=shared_clock)
+
+
+def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
+                graphs: Optional[Iterable[str]] = None) -> Trace:
+    """Runs `warmup` steps, then one recorded step of every GRAPHI graph; returns its Trace.
+
+    Args:
+      step_fn: runs one step (a ``session.run``, a ``tf.function`` call) on GRAPHI.
+      warmup: untimed steps first (>= 1: the graphs must exist to be armed; costs and
+        ranks settle over the first steps).
+      graphs: signatures to record; None for every GRAPHI graph the step runs.
+
+    Raises:
+      ValueError: warmup is not a whole number >= 1.
+      RuntimeError: the step ran no GRAPHI graph.
+    """
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+        raise ValueError(f"warmup={warmup!r} is invalid; allowed: a whole number >= 1")
+    native = _native()
+    for _ in range(warmup):
+        step_fn()
+    before = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
+    wanted = list(before) if graphs is None else [str(s) for s in graphs]
+    unknown = [s for s in wanted if s not in before]
+    if unknown:
+        raise ValueError(f"graphs={unknown!r}: no GRAPHI graph with that signature has run; "
+                         f"allowed: {sorted(before)}")
+    for sig in wanted:
+        native.record_next_step(sig)
+    step_fn()
+    after = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
+    ran = [s for s in wanted if after.get(s, 0) > before.get(s, 0)]
+    trace = collect(ran, shared_clock=True, min_step=before, native=native)
+    if not trace.graphs:
+        raise RuntimeError("the step ran no GRAPHI graph (or none recorded): run it on GRAPHI "
+                           "(graphi_tf.session_config() for sessions, graphi_tf.executor_scope() "
+                           "for tf.function)")
+    return trace
+
+
+# ---------------------------------------------------------------------------
+# GRAPHI_TRACE: record without code changes
+
+
+def _trace_step_from_env(environ: Dict[str, str]) -> int:
+    text = environ.get("GRAPHI_TRACE_STEP", "").strip()
+    if not text:
+        return DEFAULT_TRACE_STEP
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        warnings.warn(f"GRAPHI_TRACE_STEP={text!r} is invalid; allowed: a whole number >= 1 "
+                      f"(the step number to record). Using the default, {DEFAULT_TRACE_STEP}.",
+                      RuntimeWarning, stacklevel=3)
+        return DEFAULT_TRACE_STEP
+    return value
+
+
+def _png_path_from_env(environ: Dict[str, str], json_path: str) -> Optional[str]:
+    text = environ.get("GRAPHI_TRACE_PNG", "").strip()
+    if text in ("", "0"):
+        return None
+    if text == "1":
+        root, ext = os.path.splitext(json_path)
+        return (root if ext.lower() == ".json" else json_path) + ".png"
+    return text
+
+
+_env_state: Dict[str, Any] = {}
+
+
+def install_from_env(environ: Optional[Dict[str, str]] = None) -> bool:
+    """Arms GRAPHI_TRACE recording if the environment asks for it (called by ``import graphi_tf``).
+
+    Returns whether recording was armed.
+    """
+    environ = os.environ if environ is None else environ
+    path = environ.get("GRAPHI_TRACE", "").strip()
+    if not path or _env_state:
+        return False
+    step = _trace_step_from_env(environ)
+    _native().record_steps_through(step)
+    _env_state.update(path=path, step=step, png=_png_path_from_env(environ, path))
+    atexit.register(_write_env_trace)
+    return True
+
+
+def _write_env_trace() -> None:
+    path, png = _env_state.get("path"), _env_state.get("png")
+    try:
+        trace = collect(shared_clock=False)
+        trace.write(path)
+        if png:
+            trace.write_gantt(png)
+        sys.stderr.write(f"graphi_tf: wrote a step trace of {len(trace.graphs)} GRAPHI graph(s) to {path}"
+                         + (f" and {png}" if png else "") + "\n")
+    except Exception as e:  # at exit: report, never raise
+        sys.stderr.write(f"graphi_tf: GRAPHI_TRACE={path}: could not write the trace: {e}\n")
+
+
+# ---------------------------------------------------------------------------
+# CLI: graphi-tf trace
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds the ``trace`` subcommand to a ``graphi-tf`` subparsers object."""
+    p = subparsers.add_parser(
+        "trace", help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
+        description="Run warm-up steps, record one step of every GRAPHI graph, write a Chrome "
+                    "trace-event JSON (open in https://ui.perfetto.dev or chrome://tracing) and "
+                    "print step time, W, CP, LB and per-team busy time. See docs/tracing.md.")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model", help="a bundled model (graphi_tf.models)")
+    what.add_argument("--script", metavar="FILE.py",
+                      help="a Python file defining build_step() that returns a zero-argument step callable")
+    p.add_argument("--size", default="small", help="--model: size (default small)")
+    p.add_argument("--mode", default="graph", help="--model: graph or function (default graph)")
+    p.add_argument("-o", "--output", required=True, metavar="trace.json", help="Chrome trace JSON to write")
+    p.add_argument("--png", metavar="gantt.png", default=None, help="also write a Gantt chart (matplotlib)")
+    p.add_argument("--warmup", type=_whole_at_least(1), default=DEFAULT_WARMUP,
+                   help=f"untraced steps first (default {DEFAULT_WARMUP})")
+    p.set_defaults(handler=run)
+    return p
+
+
+def _whole_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
+        return value
+
+    return parse
+
+
+def _build_model_step(name: str, size: str, mode: str) -> Any:
+    from graphi_tf import models
+
+    if hasattr(models, "build_step"):
+        return models.build_step(name, size=size, mode=mode, executor="GRAPHI")
+    if name != "lstm":  # before graphi_tf.models gained its registry: the LSTM only
+        raise ValueError(f"--model {name!r} is invalid; allowed: lstm")
+    from graphi_tf.models import lstm
+
+    sizes = {"small": dict(batch=16, hidden=64, layers=2, time_steps=10),
+             "medium": dict(batch=32, hidden=256, layers=4, time_steps=20),
+             "large": dict(batch=64, hidden=512, layers=4, time_steps=40)}
+    if size not in sizes:
+        raise ValueError(f"--size {size!r} is invalid; allowed: {', '.join(sizes)}")
+    if mode != "graph":
+        raise ValueError(f"--mode {mode!r} is invalid for lstm; allowed: graph")
+    return lstm.build_step(**sizes[size])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``graphi-tf trace``; returns the exit status."""
+    import graphi_tf  # noqa: F401  (loads the native library, registers GRAPHI)
+
+    try:
+        if args.script:
+            from graphi_tf.cli import _load_script_step, _UsageError
+            try:
+                step = _load_script_step(args.script)
+            except _UsageError as e:
+                raise ValueError(str(e)) from None
+        else:
+            step = _build_model_step(args.model, args.size, args.mode)
+    except ValueError as e:
+        sys.stderr.write(f"graphi-tf: error: {e}\n")
+        return 2
+    try:
+        trace = record_step(step, warmup=args.warmup)
+    except RuntimeError as e:
+        sys.stderr.write(f"graphi-tf: error: {e}\n")
+        return 1
+    finally:
+        close = getattr(step, "close", None)
+        if callable(close):
+            close()
+    trace.write(args.output)
+    print(trace.summary())
+    print(f"trace: {args.output} (open in https://ui.perfetto.dev or chrome://tracing)")
+    if args.png:
+        try:
+            trace.write_gantt(args.png)
+        except RuntimeError as e:
+            sys.stderr.write(f"graphi-tf: error: {e}\n")
+            return 1
+        print(f"gantt: {args.png}")
+    return 0
