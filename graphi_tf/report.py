@@ -56,7 +56,7 @@ JSON schema (``schema_version`` 1)
     "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,
               "work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
               "lower_bound_ms": float|null, "cores": int|null, "nodes": int|null,
-              "traced_steps": int|null},
+              "traced_steps": int|null, "note": str|null},
     "tune": {...}|null         # the tuning process's result (graphi_tuned)
   }
   SPEEDUP = {"arm": X, "baseline": Y, "ratio": float|null, "spread": float|null,
@@ -263,9 +263,9 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         bound = physical_limit(bound_raw["traced_work_ms"], bound_raw["critical_path_ms"],
                                int(bound_raw["cores"]), bound_raw.get("untraced_step_ms"))
         bound.update(status="ok", error=None, nodes=bound_raw.get("nodes"),
-                     traced_steps=len(bound_raw["traced_work_ms"]))
+                     traced_steps=len(bound_raw["traced_work_ms"]), note=bound_raw.get("note"))
     for key in ("work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
-                "lower_bound_ms", "cores", "nodes", "traced_steps"):
+                "lower_bound_ms", "cores", "nodes", "traced_steps", "note"):
         bound.setdefault(key, None)
     doc["bound"] = bound
     lb = bound["lower_bound_ms"]
@@ -448,7 +448,8 @@ def _case_title(doc: Dict[str, Any]) -> str:
         what = f"model {case.get('model')}, size {case.get('size')}, mode {case.get('mode')}"
     elif case.get("kind") == "script":
         what = f"script {case.get('script')}"
-    return (f"graphi-tf ab: {what}; {s.get('repeats', '?')} rounds, {s.get('warmup', '?')} warm-up + "
+    n = s.get("repeats", "?")
+    return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'}, {s.get('warmup', '?')} warm-up + "
             f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
 
 
@@ -458,7 +459,7 @@ def _bound_text(doc: Dict[str, Any]) -> str:
         return (f"physical limit LB = max(CP, W / cores) = max({b['critical_path_ms']:.3f}, "
                 f"{b['work_ms']:.3f} / {b['cores']}) = {b['lower_bound_ms']:.3f} ms "
                 f"(reference: DEFAULT inter=1 intra=1, {b['traced_steps']} traced steps; "
-                f"LB/time = efficiency)")
+                f"LB/time = efficiency)" + (f"; {b['note']}" if b.get("note") else ""))
     if b["status"] == "skipped":
         return "physical limit: not measured"
     return f"physical limit: not measured ({b['error']})"
