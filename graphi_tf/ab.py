@@ -36,8 +36,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from graphi_tf import report as _report
 
-# The bundled models (graphi_tf.models.MODELS / SIZES / MODES), named here so that parsing
-# arguments does not import TensorFlow.
+# The bundled models (graphi_tf.models.MODELS / SIZES / MODES of the shared interface), named
+# here so the parser does not depend on the model zoo being importable; keep them in sync.
 MODELS = ("lstm", "phased_lstm", "pathnet", "googlenet")
 SIZES = ("small", "medium", "large")
 MODES = ("graph", "function")
