@@ -7,6 +7,7 @@
     graphi-tf tune --model lstm          tune a bundled model
     graphi-tf tune --script FILE.py      tune FILE's build_step() step
     graphi-tf trace --model NAME -o t.json   record one step's timeline (Chrome trace JSON)
+    graphi-tf ab --model NAME|--script F stock TensorFlow vs GRAPHI, each arm in its own process
 """
 from __future__ import annotations
 
@@ -81,8 +82,10 @@ def _build_parser() -> argparse.ArgumentParser:
     for name, default in (("batch", 32), ("hidden", 256), ("layers", 4), ("time-steps", 20)):
         tune.add_argument(f"--{name}", type=_int_at_least(1), default=default,
                           help=f"--model lstm: {name.replace('-', ' ')} (default {default})")
+    from graphi_tf import ab
     from graphi_tf import trace as _trace
 
+    ab.add_parser(sub)
     _trace.add_parser(sub)
     return parser
 
@@ -219,6 +222,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _tune_command(args)
     if args.command == "trace":
         return args.handler(args)
+    if args.command == "ab":
+        from graphi_tf import ab
+
+        return ab.run(args)
     raise AssertionError(args.command)  # argparse allows nothing else
 
 

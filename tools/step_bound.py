@@ -1,78 +1,13 @@
-"""The physical lower bound of a step from one traced run.
+"""The physical lower bound of a step from one traced run: W, CP, LB = max(CP, W / cores).
 
-From a RunMetadata with step stats (RunOptions.FULL_TRACE) and its partition
-graphs:
-  W  = total op time: the sum over executed nodes of their compute time;
-  CP = critical path: the longest chain of data/control dependencies, each node
-       weighted by its compute time (NextIteration back edges are ignored);
-  LB = max(CP, W / cores): no schedule on `cores` cores can beat it.
-Efficiency of a measured step = LB / step time.
+The code lives in ``graphi_tf.bound`` (used by ``graphi-tf ab``); this module re-exports
+it for the tools here (``lstm_bench.py --trace-steps``) and older scripts.
 """
-from __future__ import annotations
-
-from typing import Dict, Iterable, List
-
-
-def _node_times_us(run_metadata) -> Dict[str, float]:
-    times: Dict[str, float] = {}
-    for dev in run_metadata.step_stats.dev_stats:
-        for ns in dev.node_stats:
-            name = ns.node_name.split(":")[0]
-            t = max(0, ns.op_end_rel_micros - ns.op_start_rel_micros)
-            times[name] = times.get(name, 0.0) + t
-    return times
-
-
-def _edges(run_metadata) -> Dict[str, List[str]]:
-    """Predecessors of each node, over all partition graphs."""
-    preds: Dict[str, List[str]] = {}
-    next_iterations = set()
-    for graph in run_metadata.partition_graphs:
-        for node in graph.node:
-            if node.op == "NextIteration":
-                next_iterations.add(node.name)
-    for graph in run_metadata.partition_graphs:
-        for node in graph.node:
-            ins = []
-            for inp in node.input:
-                src = inp.lstrip("^").split(":")[0]
-                if src not in next_iterations:
-                    ins.append(src)
-            preds[node.name] = ins
-    return preds
-
-
-def critical_path_us(times: Dict[str, float], preds: Dict[str, Iterable[str]]) -> float:
-    """Longest path through `preds` (a DAG) with node weights `times`."""
-    finish: Dict[str, float] = {}
-    nodes = set(times) | set(preds)
-    for start in nodes:
-        if start in finish:
-            continue
-        stack = [(start, False)]
-        while stack:
-            name, expanded = stack.pop()
-            if name in finish:
-                continue
-            if expanded:
-                best = max((finish.get(p, 0.0) for p in preds.get(name, ())), default=0.0)
-                finish[name] = best + times.get(name, 0.0)
-                continue
-            stack.append((name, True))
-            for p in preds.get(name, ()):
-                if p not in finish:
-                    stack.append((p, False))
-    return max(finish.values(), default=0.0)
-
-
-def lower_bound(run_metadata, cores: int) -> Dict[str, float]:
-    """Returns {"work_ms", "critical_path_ms", "lower_bound_ms", "nodes"}."""
-    times = _node_times_us(run_metadata)
-    work = sum(times.values())
-    cp = critical_path_us(times, _edges(run_metadata))
-    return {
-        "work_ms": work / 1e3,
-        "critical_path_ms": cp / 1e3,
-        "lower_bound_ms": max(cp, work / max(1, cores)) / 1e3,
-        "nodes": len(times),
-    }
+from graphi_tf.bound import (  # noqa: F401
+    _edges,
+    _node_times_us,
+    critical_path_us,
+    lower_bound,
+    node_times_us,
+    predecessors,
+)

@@ -1,0 +1,353 @@
+"""One process of ``graphi-tf ab``: runs one arm (or the tuning run, or the reference run)
+and prints one JSON line on stdout.
+
+    python -m graphi_tf._ab_worker --role arm --executor DEFAULT --inter 2 --intra 1 \\
+        --model lstm --size small --mode graph --warmup 100 --steps 50
+    python -m graphi_tf._ab_worker --role tune --executor GRAPHI --script step.py --warmup 20 --steps 30
+    python -m graphi_tf._ab_worker --role reference --executor DEFAULT --inter 1 --intra 1 \\
+        --model lstm --size small --mode graph --warmup 10 --steps 20 --trace-steps 5
+
+Roles:
+  arm        warm-up steps, then timed steps; reports the step times (ms), examples_per_step,
+             graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
+             GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
+             GRAPHI graph ran). ``--expect-source cache`` makes it fail unless GRAPHI ran the
+             main graph with a setting from the cache (the graphi_tuned arm).
+  tune       ``graphi_tf.tune`` on the step (warm-up/steps per setting), writing the cache
+             in GRAPHI_CACHE_DIR.
+  reference  warm-up, untraced timed steps, then ``--trace-steps`` steps with FULL_TRACE
+             (``step.run_traced()``); reports W and CP of each traced step
+             (``graphi_tf.bound``), the untraced median and the usable cores.
+
+The team layout and cache come from the environment the orchestrator sets
+(GRAPHI_CACHE_DIR; no other GRAPHI_* variables).
+
+Applying an arm to a ``--script`` without changing it:
+  * inter/intra: ``tf.config.threading`` is set before the script is imported (TF2 eager
+    and tf.function), and TF1 sessions get them too (next point).
+  * TF1 sessions: ``tf.compat.v1.Session`` and ``tf.compat.v1.InteractiveSession`` are
+    replaced, before the script is imported, by subclasses that copy the ``config`` they
+    are given and, if it names no executor_type, set the arm's executor_type (not for
+    DEFAULT); if it leaves inter_op/intra_op_parallelism_threads at 0, they set the arm's.
+    Sessions made another way (``tensorflow.python.client.session.Session``,
+    ``MonitoredSession``) are not patched; a session config that names an executor
+    explicitly keeps it (and a stock arm that then runs GRAPHI fails its proof).
+  * tf.function: each step call runs inside
+    ``tf.experimental.function_executor_type(executor)`` (not for DEFAULT).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional
+
+EXECUTORS = ("DEFAULT", "GRAPHI", "SINGLE_THREADED_EXECUTOR")
+ROLES = ("arm", "tune", "reference")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m graphi_tf._ab_worker", description=__doc__.split("\n\n")[0])
+    p.add_argument("--role", choices=ROLES, required=True)
+    p.add_argument("--executor", choices=EXECUTORS, required=True)
+    p.add_argument("--inter", type=int, default=None, help="inter-op threads (default: TF's)")
+    p.add_argument("--intra", type=int, default=None, help="intra-op threads (default: TF's)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--model")
+    what.add_argument("--script")
+    p.add_argument("--size", default="small")
+    p.add_argument("--mode", default="graph")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--trace-steps", type=int, default=5)
+    p.add_argument("--expect-source", default=None,
+                   help="fail unless the main GRAPHI graph's setting came from this source")
+    return p
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+# ------------------------------------------------------------------------ building the step
+
+
+def _patch_sessions(tf: Any, executor: str, inter: Optional[int], intra: Optional[int],
+                    created: List[Any]) -> None:
+    v1 = tf.compat.v1
+
+    def adjust(config: Any) -> Any:
+        c = v1.ConfigProto()
+        if config is not None:
+            c.CopyFrom(config)
+        if not c.experimental.executor_type and executor != "DEFAULT":
+            c.experimental.executor_type = executor
+        if inter is not None and c.inter_op_parallelism_threads == 0:
+            c.inter_op_parallelism_threads = inter
+        if intra is not None and c.intra_op_parallelism_threads == 0:
+            c.intra_op_parallelism_threads = intra
+        return c
+
+    base_session, base_interactive = v1.Session, v1.InteractiveSession
+
+    class Session(base_session):  # type: ignore[misc, valid-type]
+        __doc__ = base_session.__doc__
+
+        def __init__(self, target: str = "", graph: Any = None, config: Any = None):
+            super().__init__(target, graph, adjust(config))
+            created.append(self)
+
+    class InteractiveSession(base_interactive):  # type: ignore[misc, valid-type]
+        __doc__ = base_interactive.__doc__
+
+        def __init__(self, target: str = "", graph: Any = None, config: Any = None):
+            super().__init__(target, graph, adjust(config))
+            created.append(self)
+
+    v1.Session = Session
+    v1.InteractiveSession = InteractiveSession
+
+
+class _ScriptStep:
+    """A script's step with the arm applied to its tf.function calls."""
+
+    def __init__(self, tf: Any, step: Callable[[], Any], executor: str, sessions: List[Any]):
+        self._tf = tf
+        self._step = step
+        self._executor = executor
+        self._sessions = sessions
+        self.examples_per_step = getattr(step, "examples_per_step", None)
+        nodes = getattr(step, "graph_nodes", None)
+        if nodes is None and sessions:
+            nodes = max(len(s.graph.as_graph_def().node) for s in sessions)
+        self.graph_nodes = nodes
+
+    def _scope(self) -> Any:
+        if self._executor == "DEFAULT":
+            return contextlib.nullcontext()
+        return self._tf.experimental.function_executor_type(self._executor)
+
+    def __call__(self) -> Any:
+        with self._scope():
+            return self._step()
+
+    def run_traced(self) -> Any:
+        run_traced = getattr(self._step, "run_traced", None)
+        if run_traced is None:
+            raise WorkerError("the script's step has no run_traced() (returning a RunMetadata "
+                              "with FULL_TRACE step stats), so the physical limit cannot be measured")
+        with self._scope():
+            return run_traced()
+
+
+def _build_step(args: argparse.Namespace, tf: Any, executor: str, inter: Optional[int],
+                intra: Optional[int], mode: str) -> Any:
+    if args.model:
+        from graphi_tf import models
+
+        if not hasattr(models, "build_step"):
+            raise WorkerError("graphi_tf.models has no build_step(); this graphi_tf predates the "
+                              "bundled model zoo, use --script instead")
+        return models.build_step(args.model, size=args.size, mode=mode, executor=executor,
+                                 inter_op=inter, intra_op=intra, seed=args.seed)
+    from graphi_tf.cli import _load_script_step, _UsageError
+
+    if inter is not None:
+        tf.config.threading.set_inter_op_parallelism_threads(inter)
+    if intra is not None:
+        tf.config.threading.set_intra_op_parallelism_threads(intra)
+    sessions: List[Any] = []
+    _patch_sessions(tf, executor, inter, intra, sessions)
+    try:
+        step = _load_script_step(args.script)
+    except _UsageError as e:
+        raise WorkerError(str(e)) from None
+    return _ScriptStep(tf, step, executor, sessions)
+
+
+# ------------------------------------------------------------------------ evidence
+
+
+def _thread_names() -> List[str]:
+    names = []
+    base = "/proc/self/task"
+    for tid in os.listdir(base):
+        try:
+            with open(f"{base}/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            continue
+    return names
+
+
+def _graphi_graphs() -> List[dict]:
+    import graphi_tf
+
+    return [dict(g) for g in graphi_tf._loader.native().graphs()]
+
+
+def _main_graph(graphs: List[dict]) -> Optional[dict]:
+    ran = [g for g in graphs if int(g.get("steps_run", 0)) > 0]
+    if not ran:
+        return None
+    return max(ran, key=lambda g: (int(g.get("node_count", 0)), str(g["signature"])))
+
+
+def _graphi_setting() -> Dict[str, Any]:
+    import graphi_tf
+
+    info = graphi_tf.info()
+    main = _main_graph([dict(g) for g in info.get("graphs", [])])
+    setting = {
+        "executor": "GRAPHI",
+        "runtime": {"executors": info.get("executors"), "threads_per_executor": info.get("threads_per_executor"),
+                    "policy": info.get("policy"), "source": info.get("setting_source")},
+        "graphs_run": sum(1 for g in info.get("graphs", []) if int(g.get("steps_run", 0)) > 0),
+    }
+    if main is not None:
+        setting.update(signature=str(main["signature"]), node_count=int(main.get("node_count", 0)),
+                       executors=main.get("executors"), threads_per_executor=main.get("threads_per_executor"),
+                       policy=main.get("policy"), source=main.get("source"))
+    return setting
+
+
+def _stock_setting(tf: Any, executor: str, inter: Optional[int], intra: Optional[int]) -> Dict[str, Any]:
+    return {
+        "executor": executor,
+        "inter_op": inter,  # None: TensorFlow's default pool size
+        "intra_op": intra,
+        "tf_config_threading": {"inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+                                "intra_op": tf.config.threading.get_intra_op_parallelism_threads()},
+    }
+
+
+def _proof() -> Dict[str, Any]:
+    graphi_threads = sorted(n for n in _thread_names() if n.startswith("graphi"))
+    graphs = _graphi_graphs()
+    steps_run = sum(int(g.get("steps_run", 0)) for g in graphs)
+    return {
+        "graphi_threads": graphi_threads,
+        "graphi_graphs_run": sum(1 for g in graphs if int(g.get("steps_run", 0)) > 0),
+        "graphi_steps_run": steps_run,
+        "graphi_did_nothing": not graphi_threads and steps_run == 0,
+        "checked": "thread names in /proc/self/task/*/comm; graphi_tf native graphs() steps_run",
+    }
+
+
+# ------------------------------------------------------------------------ roles
+
+
+def _time_steps(step: Callable[[], Any], warmup: int, steps: int,
+                after_first: Callable[[], None]) -> List[float]:
+    first = True
+    for _ in range(warmup):
+        step()
+        if first:
+            after_first()
+            first = False
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+        if first:
+            after_first()
+            first = False
+    return times
+
+
+def _run(args: argparse.Namespace) -> Dict[str, Any]:
+    import tensorflow as tf
+
+    import graphi_tf
+
+    result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
+                              "intra_op": args.intra, "pid": os.getpid()}
+    mode = args.mode
+    if args.role == "reference" and args.model and mode != "graph":
+        mode = "graph"  # FULL_TRACE needs a session: bound the same model built as a TF1 graph
+        result["note"] = f"the bound comes from the graph-mode build of the model (asked: {args.mode})"
+    step = _build_step(args, tf, args.executor, args.inter, args.intra, mode)
+    result["examples_per_step"] = getattr(step, "examples_per_step", None)
+    result["graph_nodes"] = getattr(step, "graph_nodes", None)
+
+    if args.role == "tune":
+        tuned = graphi_tf.tune(step, warmup=args.warmup, steps=args.steps, write_cache=True, progress=False)
+        result["tune"] = tuned.to_dict()
+        result["cache_dir"] = os.environ.get("GRAPHI_CACHE_DIR")
+        result["ok"] = True
+        return result
+
+    first: Dict[str, Any] = {}
+
+    def after_first() -> None:
+        if args.executor == "GRAPHI":
+            first.update(_graphi_setting())
+
+    times = _time_steps(step, args.warmup, args.steps, after_first)
+    result["step_times_ms"] = times
+    result["ok"] = True
+
+    if args.role == "reference":
+        from graphi_tf import bound
+
+        cores = int(graphi_tf.info().get("usable_cores") or len(os.sched_getaffinity(0)))
+        works, cps, nodes = [], [], None
+        for _ in range(args.trace_steps):
+            b = bound.lower_bound(step.run_traced(), cores)
+            works.append(b["work_ms"])
+            cps.append(b["critical_path_ms"])
+            nodes = b["nodes"]
+        result.update(traced_work_ms=works, critical_path_ms=cps, cores=cores, nodes=nodes,
+                      untraced_step_ms=statistics.median(times) if times else None)
+        return result
+
+    if args.executor == "GRAPHI":
+        setting = _graphi_setting()
+        setting["first_step"] = {k: first.get(k) for k in ("executors", "threads_per_executor", "source")}
+        result["setting"] = setting
+        if "signature" not in setting:
+            result["ok"] = False
+            result["error"] = "the step ran no graph on the GRAPHI executor"
+        elif args.expect_source and first.get("source") != args.expect_source:
+            result["ok"] = False
+            result["error"] = (f"GRAPHI ran the main graph {setting['signature']} with a setting from "
+                               f"{first.get('source')!r} at its first step, not from {args.expect_source!r}")
+    else:
+        result["setting"] = _stock_setting(tf, args.executor, args.inter, args.intra)
+        proof = _proof()
+        result["proof"] = proof
+        if not proof["graphi_did_nothing"]:
+            result["ok"] = False
+            result["error"] = (f"GRAPHI was active in a {args.executor} arm: threads "
+                               f"{proof['graphi_threads']}, {proof['graphi_graphs_run']} GRAPHI graph(s) ran "
+                               "(does the step name an executor_type itself?)")
+    return result
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # Everything the step prints goes to stderr; stdout carries only the JSON line.
+    sys.stdout.flush()
+    json_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        result = _run(args)
+    except Exception as e:  # noqa: BLE001  (reported to the orchestrator, which goes on)
+        traceback.print_exc()
+        result = {"role": args.role, "ok": False, "error": f"{type(e).__name__}: {e}"}
+    json_out.write(json.dumps(result) + "\n")
+    json_out.flush()
+    return 0 if result.get("ok") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,454 @@
+"""``graphi-tf ab``: stock TensorFlow vs GRAPHI on one step, each arm in its own process.
+
+Arms (``--arms`` selects a subset; default all):
+  stock_default     DEFAULT executor, default ConfigProto (TF's own pool sizes)
+  stock_best        a sweep of DEFAULT with inter_op, intra_op in the powers of two up to
+                    the usable cores; every point is its own arm (stock_i2_a1, ...) and the
+                    report names the best by median. A single point may be given by name.
+  single_threaded   SINGLE_THREADED_EXECUTOR
+  graphi_untuned    GRAPHI with an empty cache dir and no GRAPHI_* variables: its default
+  graphi_tuned      GRAPHI started from a cached tuned setting: before the rounds one process
+                    runs ``graphi_tf.tune`` on the step into <out-dir>/graphi_cache; the arm
+                    runs with that GRAPHI_CACHE_DIR and fails unless GRAPHI reports (info()
+                    graphs[].source) that the main graph started from "cache".
+
+Every arm runs in a fresh Python process (TensorFlow fixes its thread pools per process),
+the arms interleaved over ``--repeats`` rounds with the starting arm rotated each round,
+each with ``--warmup`` untimed and ``--steps`` timed steps. One more "reference" process
+(DEFAULT, inter=1 intra=1, a few FULL_TRACE steps) measures the physical limit
+LB = max(CP, W / cores). A failed process (non-zero exit, timeout, bad JSON) marks its arm
+failed with the tail of its stderr; the other arms still run. Statistics and the output
+schema: ``graphi_tf.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir`` and the table
+on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+from graphi_tf import report as _report
+
+# The bundled models (graphi_tf.models.MODELS / SIZES / MODES of the shared interface), named
+# here so the parser does not depend on the model zoo being importable; keep them in sync.
+MODELS = ("lstm", "phased_lstm", "pathnet", "googlenet")
+SIZES = ("small", "medium", "large")
+MODES = ("graph", "function")
+ARM_GROUPS = ("stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
+STDERR_TAIL_LINES = 25
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm:
+    """One arm: how its process runs the step."""
+
+    name: str
+    executor: str
+    inter_op: Optional[int] = None
+    intra_op: Optional[int] = None
+    sweep: bool = False
+    cache: str = "empty"  # "empty": a fresh empty GRAPHI_CACHE_DIR; "tuned": the tuned one
+
+    @property
+    def description(self) -> str:
+        if self.name == "stock_default":
+            return "DEFAULT executor, default ConfigProto"
+        if self.sweep:
+            return f"DEFAULT executor, inter_op={self.inter_op} intra_op={self.intra_op}"
+        if self.name == "single_threaded":
+            return "SINGLE_THREADED_EXECUTOR"
+        if self.name == "graphi_untuned":
+            return "GRAPHI, empty cache, no GRAPHI_* variables: its default setting"
+        if self.name == "graphi_tuned":
+            return "GRAPHI, started from the setting graphi_tf.tune cached for this step"
+        return self.executor
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (affinity), capped by a cgroup v2 CPU quota."""
+    cores = len(os.sched_getaffinity(0))
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
+def sweep_values(cores: int) -> List[int]:
+    """Powers of two up to ``cores``: 1, 2, 4, ..."""
+    values, v = [], 1
+    while v <= cores:
+        values.append(v)
+        v *= 2
+    return values
+
+
+def resolve_arms(selected: Sequence[str], sweep: Sequence[int]) -> List[Arm]:
+    """Arms for ``--arms`` names (groups of ARM_GROUPS or sweep points like stock_i2_a1).
+
+    Raises ValueError naming the unknown name and the allowed ones.
+    """
+    sweep_names = [_report.sweep_arm_name(i, a) for i in sweep for a in sweep]
+    arms: List[Arm] = []
+
+    def add(arm: Arm) -> None:
+        if arm.name not in [a.name for a in arms]:
+            arms.append(arm)
+
+    for name in selected:
+        if name == "stock_default":
+            add(Arm("stock_default", "DEFAULT"))
+        elif name == "stock_best":
+            for i in sweep:
+                for a in sweep:
+                    add(Arm(_report.sweep_arm_name(i, a), "DEFAULT", i, a, sweep=True))
+        elif _report.parse_sweep_arm(name) is not None:
+            i, a = _report.parse_sweep_arm(name)
+            add(Arm(name, "DEFAULT", i, a, sweep=True))
+        elif name == "single_threaded":
+            add(Arm("single_threaded", "SINGLE_THREADED_EXECUTOR"))
+        elif name == "graphi_untuned":
+            add(Arm("graphi_untuned", "GRAPHI"))
+        elif name == "graphi_tuned":
+            add(Arm("graphi_tuned", "GRAPHI", cache="tuned"))
+        else:
+            raise ValueError(f"unknown arm {name!r}; allowed: {', '.join(ARM_GROUPS)} "
+                             f"or a sweep point such as {', '.join(sweep_names)}")
+    if not arms:
+        raise ValueError(f"no arms selected; allowed: {', '.join(ARM_GROUPS)}")
+    return arms
+
+
+# ------------------------------------------------------------------------ arguments
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
+        return value
+
+    return parse
+
+
+def _arm_list(text: str) -> List[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    try:
+        resolve_arms(names, [1, 2])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return names
+
+
+def _int_list(text: str) -> List[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: whole numbers >= 1, e.g. 1,2,4")
+    return values
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
+    """The ``graphi-tf ab`` options (``case=False``: without --model/--script/--size/--mode/--out-dir)."""
+    if case:
+        what = parser.add_mutually_exclusive_group(required=True)
+        what.add_argument("--model", choices=MODELS, help="a bundled model (graphi_tf.models)")
+        what.add_argument("--script", metavar="FILE.py",
+                          help="a Python file defining build_step() that returns a zero-argument step "
+                               "callable; the worker applies each arm to it (see graphi_tf._ab_worker)")
+        parser.add_argument("--size", choices=SIZES, default="small", help="--model size (default small)")
+        parser.add_argument("--mode", choices=MODES, default="graph",
+                            help="--model: TF1 graph + session, or tf.function (default graph)")
+        parser.add_argument("--out-dir", default=None,
+                            help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode> "
+                                 "or ./ab_results/<script stem>)")
+        parser.add_argument("--warmup", type=_int_at_least(0), default=100,
+                            help="untimed steps per arm process (default 100)")
+        parser.add_argument("--steps", type=_int_at_least(1), default=50,
+                            help="timed steps per arm process (default 50)")
+    parser.add_argument("--repeats", type=_int_at_least(1), default=5,
+                        help="rounds over all arms, starting arm rotated each round (default 5)")
+    parser.add_argument("--arms", type=_arm_list, default=list(ARM_GROUPS),
+                        help=f"comma-separated subset of {','.join(ARM_GROUPS)} or sweep points like "
+                             "stock_i2_a1 (default: all)")
+    parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
+                        help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
+                             "up to the usable cores)")
+    parser.add_argument("--tune-warmup", type=_int_at_least(0), default=20,
+                        help="graphi_tuned: untimed steps per setting in the tuning run (default 20)")
+    parser.add_argument("--tune-steps", type=_int_at_least(1), default=30,
+                        help="graphi_tuned: timed steps per setting in the tuning run (default 30)")
+    parser.add_argument("--trace-steps", type=_int_at_least(0), default=5,
+                        help="FULL_TRACE steps of the reference process; 0 skips the physical limit (default 5)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="seconds before one process is killed and its arm counted failed (default 1800)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter for the arm processes")
+    parser.add_argument("--seed", type=int, default=0, help="--model seed (default 0)")
+    parser.add_argument("--no-png", action="store_true", help="do not write ab.png")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds the ``ab`` subcommand to ``graphi-tf``'s subparsers."""
+    parser = subparsers.add_parser(
+        "ab", help="A/B: stock TensorFlow vs GRAPHI on one step, each arm in its own process",
+        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+# ------------------------------------------------------------------------ running
+
+
+@dataclasses.dataclass
+class Case:
+    """What to run: a bundled model or a script, and how."""
+
+    model: Optional[str] = None
+    size: str = "small"
+    mode: str = "graph"
+    script: Optional[str] = None
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        if self.script:
+            return os.path.splitext(os.path.basename(self.script))[0]
+        return f"{self.model}_{self.size}_{self.mode}"
+
+    def worker_args(self) -> List[str]:
+        if self.script:
+            return ["--script", os.path.abspath(self.script)]
+        return ["--model", str(self.model), "--size", self.size, "--mode", self.mode, "--seed", str(self.seed)]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "kind": "script" if self.script else "model",
+                "model": self.model, "size": None if self.script else self.size,
+                "mode": None if self.script else self.mode,
+                "script": os.path.abspath(self.script) if self.script else None}
+
+
+def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
+    return "\n".join((text or "").rstrip().splitlines()[-lines:])
+
+
+def _base_env() -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # The worker must import this same graphi_tf.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(_report.__file__)))
+    parts = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def run_process(python: str, argv: List[str], env: Dict[str, str], timeout: float) -> Dict[str, Any]:
+    """Runs one worker; returns {"ok", "result", "error", "stderr_tail", "wall_s", "argv"}."""
+    cmd = [python, "-m", "graphi_tf._ab_worker"] + argv
+    rec: Dict[str, Any] = {"argv": cmd, "ok": False, "result": None, "error": None, "stderr_tail": None}
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        rec["wall_s"] = time.monotonic() - start
+        stderr = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        rec.update(error=f"timed out after {timeout:.0f} s", stderr_tail=_tail(stderr))
+        return rec
+    rec["wall_s"] = time.monotonic() - start
+    result = None
+    lines = [x for x in proc.stdout.strip().splitlines() if x.strip()]
+    if lines:
+        try:
+            result = json.loads(lines[-1])
+        except ValueError:
+            result = None
+    if not isinstance(result, dict):
+        rec.update(error=f"exit status {proc.returncode}, no JSON result on stdout",
+                   stderr_tail=_tail(proc.stderr))
+        return rec
+    rec["result"] = result
+    if proc.returncode != 0 or not result.get("ok"):
+        rec.update(error=result.get("error") or f"exit status {proc.returncode}", stderr_tail=_tail(proc.stderr))
+        return rec
+    rec["ok"] = True
+    return rec
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup: int = 100,
+           steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
+           tune_warmup: int = 20, tune_steps: int = 30, trace_steps: int = 5,
+           timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
+           extra_settings: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
+
+    Returns the report document (``graphi_tf.report`` schema). Raises ValueError for an
+    unknown arm name.
+    """
+    cores = usable_cores()
+    sweep = list(sweep) if sweep else sweep_values(cores)
+    arm_list = resolve_arms(arms, sweep)
+    os.makedirs(out_dir, exist_ok=True)
+    base_env = _base_env()
+    common = case.worker_args()
+    started = time.time()
+    raw: Dict[str, Any] = {
+        "created_unix": started,
+        "case": case.to_dict(),
+        "settings": {"warmup": warmup, "steps": steps, "repeats": repeats, "arms": list(arms),
+                     "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
+                     "trace_steps": trace_steps, "timeout_s": timeout, "python": python,
+                     **(extra_settings or {})},
+        "machine": {"usable_cores": cores, "cpus": len(os.sched_getaffinity(0)),
+                    "hostname": os.uname().nodename},
+        "order": [],
+        "tune": None,
+        "bound": None,
+        "arms": {a.name: {"description": a.description, "executor": a.executor, "inter_op": a.inter_op,
+                          "intra_op": a.intra_op, "sweep": a.sweep, "rounds": []} for a in arm_list},
+    }
+
+    tuned_cache = os.path.join(out_dir, "graphi_cache")
+    tune_error = None
+    if any(a.cache == "tuned" for a in arm_list):
+        shutil.rmtree(tuned_cache, ignore_errors=True)
+        os.makedirs(tuned_cache)
+        env = dict(base_env, GRAPHI_CACHE_DIR=tuned_cache)
+        rec = run_process(python, ["--role", "tune", "--executor", "GRAPHI", *common,
+                                   "--warmup", str(tune_warmup), "--steps", str(tune_steps)], env, timeout)
+        result = rec["result"] or {}
+        raw["tune"] = {"ok": rec["ok"], "cache_dir": tuned_cache, "wall_s": rec.get("wall_s"),
+                       "error": rec["error"], "stderr_tail": rec["stderr_tail"], "result": result.get("tune")}
+        if rec["ok"]:
+            best = result["tune"]["best"]
+            _log(f"[tune] best {best[0]}x{best[1]} cached in {tuned_cache} ({rec['wall_s']:.1f} s)")
+        else:
+            tune_error = f"the tuning run failed: {rec['error']}"
+            _log(f"[tune] FAILED: {rec['error']}")
+
+    for r in range(repeats):
+        shift = r % len(arm_list)
+        order = arm_list[shift:] + arm_list[:shift]
+        raw["order"].append([a.name for a in order])
+        for arm in order:
+            record: Dict[str, Any] = {"round": r}
+            if arm.cache == "tuned" and tune_error:
+                record.update(ok=False, error=tune_error, stderr_tail=raw["tune"]["stderr_tail"])
+                raw["arms"][arm.name]["rounds"].append(record)
+                _log(f"[round {r + 1}/{repeats}] {arm.name}: FAILED ({tune_error})")
+                continue
+            argv = ["--role", "arm", "--executor", arm.executor, *common,
+                    "--warmup", str(warmup), "--steps", str(steps)]
+            if arm.inter_op is not None:
+                argv += ["--inter", str(arm.inter_op)]
+            if arm.intra_op is not None:
+                argv += ["--intra", str(arm.intra_op)]
+            if arm.cache == "tuned":
+                argv += ["--expect-source", "cache"]
+                rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=tuned_cache), timeout)
+            else:
+                with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
+                    rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
+            result = rec["result"] or {}
+            record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
+                          stderr_tail=rec["stderr_tail"], argv=rec["argv"],
+                          step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
+                          examples_per_step=result.get("examples_per_step"),
+                          graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
+                          proof=result.get("proof"))
+            raw["arms"][arm.name]["rounds"].append(record)
+            if rec["ok"]:
+                times = sorted(record["step_times_ms"])
+                status = f"median {times[len(times) // 2]:.3f} ms"
+            else:
+                status = f"FAILED ({rec['error']})"
+            _log(f"[round {r + 1}/{repeats}] {arm.name}: {status} ({rec.get('wall_s', 0):.1f} s)")
+
+    if trace_steps > 0:
+        argv = ["--role", "reference", "--executor", "DEFAULT", "--inter", "1", "--intra", "1", *common,
+                "--warmup", str(min(warmup, 20)), "--steps", str(steps), "--trace-steps", str(trace_steps)]
+        with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
+            rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
+        if rec["ok"]:
+            res = rec["result"]
+            raw["bound"] = {k: res.get(k) for k in ("traced_work_ms", "critical_path_ms", "cores",
+                                                     "untraced_step_ms", "nodes", "note")}
+            _log(f"[reference] ok ({rec['wall_s']:.1f} s)")
+        else:
+            raw["bound"] = {"error": rec["error"], "stderr_tail": rec["stderr_tail"]}
+            _log(f"[reference] FAILED ({rec['error']})")
+
+    doc = _report.build_report(raw)
+    write_outputs(doc, out_dir, png=png)
+    return doc
+
+
+def write_outputs(doc: Dict[str, Any], out_dir: str, *, png: bool = True) -> Dict[str, str]:
+    """Writes ab.json and ab.md (and ab.png unless ``png`` is False or matplotlib is missing)."""
+    paths = {"json": os.path.join(out_dir, "ab.json"), "md": os.path.join(out_dir, "ab.md")}
+    with open(paths["json"], "w") as f:
+        f.write(_report.render_json(doc))
+    with open(paths["md"], "w") as f:
+        f.write(_report.render_markdown(doc))
+    if png:
+        try:
+            paths["png"] = _report.render_png(doc, os.path.join(out_dir, "ab.png"))
+        except _report.ReportError as e:
+            _log(f"graphi-tf ab: no chart: {e}")
+    return paths
+
+
+def default_out_dir(case: Case) -> str:
+    return os.path.join("ab_results", case.name)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``graphi-tf ab``: runs the comparison, prints the table, writes the files."""
+    case = Case(model=args.model, size=args.size, mode=args.mode, script=args.script, seed=args.seed)
+    if case.script and not os.path.isfile(case.script):
+        sys.stderr.write(f"graphi-tf: error: script {case.script!r} does not exist\n")
+        return 2
+    out_dir = args.out_dir or default_out_dir(case)
+    try:
+        doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
+                     repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
+                     tune_steps=args.tune_steps, trace_steps=args.trace_steps, timeout=args.timeout,
+                     python=args.python, png=not args.no_png)
+    except ValueError as e:
+        sys.stderr.write(f"graphi-tf: error: {e}\n")
+        return 2
+    print(_report.render_terminal(doc))
+    print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + ("" if args.no_png else ", ab.png"))
+    return 0 if any(a["status"] != "failed" for a in doc["arms"].values()) else 1
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m graphi_tf.ab`` / tools/ab.py: the same as ``graphi-tf ab``."""
+    parser = argparse.ArgumentParser(prog="graphi-tf ab", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

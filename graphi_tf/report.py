@@ -1,0 +1,653 @@
+"""The A/B report of ``graphi-tf ab``: statistics, the physical limit, and its renderings.
+
+Pure Python (no TensorFlow import): ``build_report(raw)`` turns the raw measurements of an
+A/B run into the report document, and ``render_terminal``, ``render_markdown``,
+``render_json`` and ``render_png`` render it. ``render_summary_markdown`` and
+``render_summary_png`` render several reports (models × sizes) as one table and one chart.
+
+Statistics
+----------
+* Per arm, over all timed steps of all rounds that succeeded: median, min and max step
+  time (ms); and the median of each round on its own (``round_medians_ms``).
+* examples/s = examples_per_step / (median step time in seconds).
+* Speedup of arm X over arm Y with its spread: for each round r in which both ran,
+  ratio_r = median_Y_r / median_X_r (> 1: X is faster). Reported as the **median of the
+  per-round ratios ± half their range** ((max − min) / 2), with the number of rounds, e.g.
+  "GRAPHI tuned ran 1.42 ± 0.03 times faster than stock default (5 rounds)". Rounds are
+  the unit because the arms of one round run back to back on the same machine state.
+* ``stock_best`` is the stock (inter, intra) sweep arm with the lowest median step time
+  over all its steps; its per-round medians are that arm's.
+* Physical limit, from a traced step of a reference process (DEFAULT executor,
+  inter=1 intra=1): W = total op time, CP = critical path (``graphi_tf.bound``), each the
+  minimum over the traced steps, W further capped by the reference's untraced median step
+  time (tracing inflates op times); LB = max(CP, W / cores); efficiency of an arm =
+  LB / its median step time (1.0 would be a perfect schedule).
+
+JSON schema (``schema_version`` 1)
+----------------------------------
+::
+
+  {
+    "schema_version": 1,
+    "tool": "graphi-tf ab",
+    "created_unix": float,
+    "case": {"name": str, "kind": "model"|"script", "model": str|null, "size": str|null,
+             "mode": str|null, "script": str|null},
+    "settings": {"warmup": int, "steps": int, "repeats": int, ...},   # how it was run
+    "machine": {"usable_cores": int|null, ...},
+    "spread": "median of per-round ratios ± half their range",
+    "examples_per_step": int|null, "graph_nodes": int|null,
+    "order": [[arm, ...], ...],                       # arm order of each round
+    "arms": {NAME: {
+        "label": str, "description": str, "executor": str,
+        "inter_op": int|null, "intra_op": int|null, "sweep": bool,
+        "status": "ok"|"partial"|"failed", "error": str|null, "stderr_tail": str|null,
+        "median_ms", "min_ms", "max_ms": float|null, "round_medians_ms": [float|null],
+        "n_steps": int, "ok_rounds": int, "failed_rounds": int,
+        "examples_per_s": float|null, "efficiency": float|null,
+        "speedup_vs_stock_default": SPEEDUP|null,
+        "setting": {...}|null,     # what was in force (GRAPHI: executors, threads, source)
+        "proof": {...}|null,       # stock arms: evidence that GRAPHI did nothing
+        "rounds": [{"round": int, "ok": bool, "step_times_ms": [float], "median_ms": float|null,
+                    "wall_s": float|null, "error": str|null, "stderr_tail": str|null, ...}]}},
+    "stock_best": {"arm": str, "median_ms": float, "inter_op": int, "intra_op": int}|null,
+    "speedups": [SPEEDUP, ...],
+    "headlines": [str, ...],
+    "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,
+              "work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
+              "lower_bound_ms": float|null, "cores": int|null, "nodes": int|null,
+              "traced_steps": int|null, "note": str|null},
+    "tune": {...}|null         # the tuning process's result (graphi_tuned)
+  }
+  SPEEDUP = {"arm": X, "baseline": Y, "ratio": float|null, "spread": float|null,
+             "round_ratios": [float], "rounds": int, "text": str}
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import statistics
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+SCHEMA_VERSION = 1
+SPREAD_TEXT = "median of per-round ratios ± half their range"
+
+STOCK_DEFAULT = "stock_default"
+STOCK_BEST = "stock_best"
+GRAPHI_ARMS = ("graphi_untuned", "graphi_tuned")
+# Arms compared against stock_best in the headlines (besides every arm vs stock_default).
+_LABELS = {
+    "stock_default": "stock default",
+    "single_threaded": "stock single-threaded",
+    "graphi_untuned": "GRAPHI untuned",
+    "graphi_tuned": "GRAPHI tuned",
+}
+
+
+class ReportError(RuntimeError):
+    """A report cannot be rendered (e.g. matplotlib is missing for a PNG)."""
+
+
+def arm_label(name: str) -> str:
+    """Human name of an arm: "stock default", "stock inter=2 intra=1", "GRAPHI tuned", ..."""
+    if name in _LABELS:
+        return _LABELS[name]
+    sweep = parse_sweep_arm(name)
+    if sweep is not None:
+        return f"stock inter={sweep[0]} intra={sweep[1]}"
+    return name
+
+
+def sweep_arm_name(inter: int, intra: int) -> str:
+    """The name of a stock sweep arm: ``stock_i{inter}_a{intra}``."""
+    return f"stock_i{inter}_a{intra}"
+
+
+def parse_sweep_arm(name: str) -> Optional[tuple]:
+    """(inter, intra) of a sweep arm name like ``stock_i2_a1``, else None."""
+    if not name.startswith("stock_i") or "_a" not in name[7:]:
+        return None
+    inter, _, intra = name[7:].partition("_a")
+    if not (inter.isdigit() and intra.isdigit()):
+        return None
+    return int(inter), int(intra)
+
+
+# ------------------------------------------------------------------------ statistics
+
+
+def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, Any]:
+    """Step-time statistics of one arm.
+
+    Args:
+      rounds: per round, the timed step times in ms, or None for a failed round.
+
+    Returns:
+      {"median_ms", "min_ms", "max_ms"} over all steps of all successful rounds (None if
+      none), "round_medians_ms" (None for failed rounds), "n_steps", "ok_rounds",
+      "failed_rounds".
+    """
+    all_steps: List[float] = []
+    round_medians: List[Optional[float]] = []
+    for times in rounds:
+        if times is None or len(times) == 0:
+            round_medians.append(None)
+            continue
+        all_steps.extend(float(t) for t in times)
+        round_medians.append(statistics.median(times))
+    ok = sum(1 for m in round_medians if m is not None)
+    return {
+        "median_ms": statistics.median(all_steps) if all_steps else None,
+        "min_ms": min(all_steps) if all_steps else None,
+        "max_ms": max(all_steps) if all_steps else None,
+        "round_medians_ms": round_medians,
+        "n_steps": len(all_steps),
+        "ok_rounds": ok,
+        "failed_rounds": len(round_medians) - ok,
+    }
+
+
+def examples_per_second(examples_per_step: Optional[float], median_ms: Optional[float]) -> Optional[float]:
+    """examples_per_step / median step time (s); None if either is unknown or not positive."""
+    if not examples_per_step or not median_ms or median_ms <= 0:
+        return None
+    return float(examples_per_step) / (median_ms / 1e3)
+
+
+def speedup(x_round_medians: Sequence[Optional[float]],
+            y_round_medians: Sequence[Optional[float]]) -> Dict[str, Any]:
+    """Speedup of arm X over arm Y from their per-round medians (aligned by round).
+
+    ratio_r = y_r / x_r for each round where both are known and positive; the result is
+    {"ratio": median of the ratio_r, "spread": (max − min) / 2 of the ratio_r,
+    "round_ratios": [...], "rounds": count}; ratio and spread are None with no rounds.
+    """
+    ratios = [y / x for x, y in zip(x_round_medians, y_round_medians)
+              if x is not None and y is not None and x > 0 and y > 0]
+    if not ratios:
+        return {"ratio": None, "spread": None, "round_ratios": [], "rounds": 0}
+    return {
+        "ratio": statistics.median(ratios),
+        "spread": (max(ratios) - min(ratios)) / 2.0,
+        "round_ratios": ratios,
+        "rounds": len(ratios),
+    }
+
+
+def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any]) -> str:
+    """"X ran 1.42 ± 0.03 times faster than Y (5 rounds)" (or "... as fast as ..." below 1)."""
+    if sp.get("ratio") is None:
+        return f"{x_label} vs {y_label}: no round where both ran"
+    n = sp["rounds"]
+    rounds = f"{n} round{'s' if n != 1 else ''}"
+    how = "times faster than" if sp["ratio"] >= 1.0 else "times as fast as"
+    return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} {how} {y_label} ({rounds})"
+
+
+def lower_bound_ms(work_ms: float, critical_path_ms: float, cores: int) -> float:
+    """LB = max(CP, W / cores)."""
+    if cores < 1:
+        raise ValueError(f"cores={cores!r} is invalid; allowed: a whole number >= 1")
+    return max(float(critical_path_ms), float(work_ms) / cores)
+
+
+def physical_limit(traced_work_ms: Sequence[float], critical_path_ms: Sequence[float], cores: int,
+                   untraced_step_ms: Optional[float] = None) -> Dict[str, Any]:
+    """The physical limit from the traced steps of the reference process.
+
+    W = min(min over traced steps of the op-time sum, untraced median step time);
+    CP = min over traced steps of the critical path; LB = max(CP, W / cores).
+    """
+    if not traced_work_ms or not critical_path_ms:
+        raise ValueError("physical_limit needs at least one traced step")
+    traced_w = min(traced_work_ms)
+    work = traced_w if untraced_step_ms is None else min(traced_w, float(untraced_step_ms))
+    cp = min(critical_path_ms)
+    return {
+        "work_ms": work,
+        "traced_work_ms": traced_w,
+        "untraced_step_ms": untraced_step_ms,
+        "critical_path_ms": cp,
+        "cores": int(cores),
+        "lower_bound_ms": lower_bound_ms(work, cp, cores),
+    }
+
+
+def efficiency(lb_ms: Optional[float], median_ms: Optional[float]) -> Optional[float]:
+    """LB / median step time; None if either is unknown."""
+    if lb_ms is None or not median_ms or median_ms <= 0:
+        return None
+    return float(lb_ms) / median_ms
+
+
+# ------------------------------------------------------------------------ the report
+
+
+def _first_ok(rounds: Iterable[dict], key: str) -> Any:
+    for r in rounds:
+        if r.get("ok") and r.get(key) is not None:
+            return r[key]
+    return None
+
+
+def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
+    """The report document (schema above) from an A/B run's raw measurements.
+
+    ``raw`` holds "case", "settings", "machine", "order", "tune", "arms" (per arm its
+    "description", "executor", "inter_op", "intra_op", "sweep" and "rounds": per round
+    {"round", "ok", "step_times_ms", "examples_per_step", "graph_nodes", "setting",
+    "proof", "error", "stderr_tail", "wall_s"}) and "bound": None (not measured), or
+    {"error": ...}, or {"traced_work_ms": [...], "critical_path_ms": [...], "cores",
+    "untraced_step_ms", "nodes"}.
+    """
+    doc: Dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "graphi-tf ab",
+        "created_unix": raw.get("created_unix"),
+        "case": copy.deepcopy(raw.get("case", {})),
+        "settings": copy.deepcopy(raw.get("settings", {})),
+        "machine": copy.deepcopy(raw.get("machine", {})),
+        "spread": SPREAD_TEXT,
+        "order": copy.deepcopy(raw.get("order", [])),
+        "tune": copy.deepcopy(raw.get("tune")),
+    }
+
+    bound_raw = raw.get("bound")
+    if bound_raw is None:
+        bound = {"status": "skipped", "error": None}
+    elif bound_raw.get("error") or not bound_raw.get("traced_work_ms"):
+        bound = {"status": "failed", "error": bound_raw.get("error") or "no traced step",
+                 "stderr_tail": bound_raw.get("stderr_tail")}
+    else:
+        bound = physical_limit(bound_raw["traced_work_ms"], bound_raw["critical_path_ms"],
+                               int(bound_raw["cores"]), bound_raw.get("untraced_step_ms"))
+        bound.update(status="ok", error=None, nodes=bound_raw.get("nodes"),
+                     traced_steps=len(bound_raw["traced_work_ms"]), note=bound_raw.get("note"))
+    for key in ("work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
+                "lower_bound_ms", "cores", "nodes", "traced_steps", "note"):
+        bound.setdefault(key, None)
+    doc["bound"] = bound
+    lb = bound["lower_bound_ms"]
+
+    arms: Dict[str, Dict[str, Any]] = {}
+    examples = graph_nodes = None
+    for name, arm in raw.get("arms", {}).items():
+        rounds = copy.deepcopy(arm.get("rounds", []))
+        for r in rounds:
+            times = r.get("step_times_ms") if r.get("ok") else None
+            r["median_ms"] = statistics.median(times) if times else None
+            r.setdefault("error", None)
+            r.setdefault("stderr_tail", None)
+        stats = summarize_times([r.get("step_times_ms") if r.get("ok") else None for r in rounds])
+        failed = [r for r in rounds if not r.get("ok")]
+        status = "ok" if not failed else ("failed" if stats["ok_rounds"] == 0 else "partial")
+        eps = _first_ok(rounds, "examples_per_step")
+        nodes = _first_ok(rounds, "graph_nodes")
+        examples = examples if examples is not None else eps
+        graph_nodes = graph_nodes if graph_nodes is not None else nodes
+        entry = {
+            "label": arm_label(name),
+            "description": arm.get("description", ""),
+            "executor": arm.get("executor"),
+            "inter_op": arm.get("inter_op"),
+            "intra_op": arm.get("intra_op"),
+            "sweep": bool(arm.get("sweep", False)),
+            "status": status,
+            "error": failed[-1].get("error") if failed else None,
+            "stderr_tail": failed[-1].get("stderr_tail") if failed else None,
+            **stats,
+            "examples_per_s": examples_per_second(eps, stats["median_ms"]),
+            "efficiency": efficiency(lb, stats["median_ms"]),
+            "speedup_vs_stock_default": None,
+            "setting": _first_ok(rounds, "setting"),
+            "proof": _first_ok(rounds, "proof"),
+            "rounds": rounds,
+        }
+        arms[name] = entry
+    doc["examples_per_step"] = examples
+    doc["graph_nodes"] = graph_nodes
+    doc["arms"] = arms
+
+    sweep = [n for n, a in arms.items() if a["sweep"] and a["median_ms"] is not None]
+    stock_best = None
+    if sweep:
+        best = min(sweep, key=lambda n: arms[n]["median_ms"])  # ties: the first
+        stock_best = {"arm": best, "median_ms": arms[best]["median_ms"],
+                      "inter_op": arms[best]["inter_op"], "intra_op": arms[best]["intra_op"],
+                      "label": f"stock best ({arm_label(best)[6:]})"}
+    doc["stock_best"] = stock_best
+
+    speedups: List[Dict[str, Any]] = []
+    headlines: List[str] = []
+
+    def compare(x: str, y: str, y_label: str, headline: bool) -> Dict[str, Any]:
+        sp = speedup(arms[x]["round_medians_ms"], arms[y]["round_medians_ms"])
+        sp = {"arm": x, "baseline": y, **sp}
+        sp["text"] = speedup_text(arms[x]["label"], y_label, sp)
+        speedups.append(sp)
+        if headline and sp["ratio"] is not None:
+            headlines.append(sp["text"])
+        return sp
+
+    base = arms.get(STOCK_DEFAULT)
+    if base is not None and base["median_ms"] is not None:
+        for name, entry in arms.items():
+            if name == STOCK_DEFAULT or entry["median_ms"] is None:
+                continue
+            headline = name in GRAPHI_ARMS or (stock_best is not None and name == stock_best["arm"])
+            entry["speedup_vs_stock_default"] = compare(name, STOCK_DEFAULT, "stock default", headline)
+    if stock_best is not None:
+        for name in GRAPHI_ARMS:
+            if name in arms and arms[name]["median_ms"] is not None:
+                compare(name, stock_best["arm"], stock_best["label"], True)
+    # GRAPHI tuned first, then untuned, then the rest.
+    order = {"GRAPHI tuned": 0, "GRAPHI untuned": 1}
+    headlines.sort(key=lambda t: min((v for k, v in order.items() if t.startswith(k)), default=2))
+    doc["speedups"] = speedups
+    doc["headlines"] = headlines
+    return doc
+
+
+def check_schema(doc: Dict[str, Any]) -> None:
+    """Raises ValueError naming the first missing or mistyped field of a report document."""
+    def need(obj: Dict[str, Any], key: str, types: tuple, where: str) -> Any:
+        if key not in obj:
+            raise ValueError(f"{where}: missing {key!r}")
+        if not isinstance(obj[key], types):
+            raise ValueError(f"{where}.{key}: {type(obj[key]).__name__} is not {types}")
+        return obj[key]
+
+    num = (int, float, type(None))
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {doc.get('schema_version')!r} != {SCHEMA_VERSION}")
+    for key, types in (("case", dict), ("settings", dict), ("machine", dict), ("arms", dict),
+                       ("speedups", list), ("headlines", list), ("bound", dict), ("order", list),
+                       ("spread", str)):
+        need(doc, key, (types,), "report")
+    need(doc, "stock_best", (dict, type(None)), "report")
+    need(doc["case"], "name", (str,), "case")
+    for name, arm in doc["arms"].items():
+        where = f"arms.{name}"
+        need(arm, "status", (str,), where)
+        if arm["status"] not in ("ok", "partial", "failed"):
+            raise ValueError(f"{where}.status: {arm['status']!r}")
+        for key in ("median_ms", "min_ms", "max_ms", "examples_per_s", "efficiency"):
+            need(arm, key, num, where)
+        need(arm, "round_medians_ms", (list,), where)
+        need(arm, "rounds", (list,), where)
+        for r in arm["rounds"]:
+            need(r, "ok", (bool,), f"{where}.rounds")
+            need(r, "round", (int,), f"{where}.rounds")
+    for sp in doc["speedups"]:
+        for key in ("arm", "baseline", "text"):
+            need(sp, key, (str,), "speedups")
+        for key in ("ratio", "spread"):
+            need(sp, key, num, "speedups")
+    need(doc["bound"], "status", (str,), "bound")
+    need(doc["bound"], "lower_bound_ms", num, "bound")
+
+
+# ------------------------------------------------------------------------ renderers
+
+
+def _f(value: Optional[float], fmt: str) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, fmt)
+
+
+def _setting_text(arm: Dict[str, Any]) -> str:
+    s = arm.get("setting") or {}
+    executor = arm.get("executor") or s.get("executor") or "?"
+    if executor == "GRAPHI" and s.get("executors"):
+        return f"GRAPHI {s['executors']}x{s['threads_per_executor']} ({s.get('source', '?')})"
+    if executor == "GRAPHI":
+        return "GRAPHI"
+    if executor == "SINGLE_THREADED_EXECUTOR":
+        return "SINGLE_THREADED"
+    inter, intra = arm.get("inter_op"), arm.get("intra_op")
+    if inter is None and intra is None:
+        return "DEFAULT, default pools"
+    return f"DEFAULT inter={inter} intra={intra}"
+
+
+def _speedup_cell(arm: Dict[str, Any]) -> str:
+    sp = arm.get("speedup_vs_stock_default")
+    if not sp or sp.get("ratio") is None:
+        return "-"
+    return f"{sp['ratio']:.2f} ± {sp['spread']:.2f}"
+
+
+_COLUMNS = ("arm", "setting", "median ms", "min ms", "max ms", "examples/s", "vs default",
+            "LB/time", "rounds", "status")
+
+
+def _rows(doc: Dict[str, Any]) -> List[List[str]]:
+    best = (doc.get("stock_best") or {}).get("arm")
+    rows = []
+    for name, arm in doc["arms"].items():
+        rows.append([
+            name + (" *" if name == best else ""),
+            _setting_text(arm),
+            _f(arm["median_ms"], ".3f"),
+            _f(arm["min_ms"], ".3f"),
+            _f(arm["max_ms"], ".3f"),
+            _f(arm["examples_per_s"], ".1f"),
+            _speedup_cell(arm),
+            _f(arm["efficiency"], ".2f"),
+            f"{arm['ok_rounds']}/{arm['ok_rounds'] + arm['failed_rounds']}",
+            arm["status"],
+        ])
+    return rows
+
+
+def _case_title(doc: Dict[str, Any]) -> str:
+    case = doc.get("case", {})
+    s = doc.get("settings", {})
+    what = case.get("name", "?")
+    if case.get("kind") == "model":
+        what = f"model {case.get('model')}, size {case.get('size')}, mode {case.get('mode')}"
+    elif case.get("kind") == "script":
+        what = f"script {case.get('script')}"
+    n = s.get("repeats", "?")
+    return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'}, {s.get('warmup', '?')} warm-up + "
+            f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
+
+
+def _bound_text(doc: Dict[str, Any]) -> str:
+    b = doc["bound"]
+    if b["status"] == "ok":
+        return (f"physical limit LB = max(CP, W / cores) = max({b['critical_path_ms']:.3f}, "
+                f"{b['work_ms']:.3f} / {b['cores']}) = {b['lower_bound_ms']:.3f} ms "
+                f"(reference: DEFAULT inter=1 intra=1, {b['traced_steps']} traced steps; "
+                f"LB/time = efficiency)" + (f"; {b['note']}" if b.get("note") else ""))
+    if b["status"] == "skipped":
+        return "physical limit: not measured"
+    return f"physical limit: not measured ({b['error']})"
+
+
+def _notes(doc: Dict[str, Any]) -> List[str]:
+    notes = []
+    best = doc.get("stock_best")
+    if best:
+        notes.append(f"stock best of the inter/intra sweep (by median): {best['arm']} "
+                     f"({best['median_ms']:.3f} ms), marked *")
+    for name, arm in doc["arms"].items():
+        proof = arm.get("proof")
+        if proof is not None:
+            ok = proof.get("graphi_did_nothing")
+            notes.append(f"{name}: GRAPHI did nothing: {'yes' if ok else 'NO'} "
+                         f"(graphi threads: {len(proof.get('graphi_threads', []))}, "
+                         f"GRAPHI graphs run: {proof.get('graphi_graphs_run', '?')})")
+    return notes
+
+
+def render_terminal(doc: Dict[str, Any]) -> str:
+    """The report as a plain-text table with the headlines, the limit and any failures."""
+    rows = _rows(doc)
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(_COLUMNS)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, (c, w) in enumerate(zip(cells, widths)):
+            out.append(c.ljust(w) if i in (0, 1, 9) else c.rjust(w))
+        return "  ".join(out).rstrip()
+
+    lines = [_case_title(doc), f"speedups: {SPREAD_TEXT}", line(_COLUMNS),
+             "  ".join("-" * w for w in widths)]
+    lines += [line(r) for r in rows]
+    lines.append("")
+    lines += doc["headlines"]
+    lines += _notes(doc)
+    lines.append(_bound_text(doc))
+    for name, arm in doc["arms"].items():
+        if arm["status"] != "ok":
+            lines.append("")
+            lines.append(f"arm {name} {arm['status']}: {arm['error']}")
+            lines += ["    " + x for x in (arm.get("stderr_tail") or "").splitlines()]
+    if doc["bound"]["status"] == "failed" and doc["bound"].get("stderr_tail"):
+        lines.append("reference process stderr:")
+        lines += ["    " + x for x in doc["bound"]["stderr_tail"].splitlines()]
+    return "\n".join(lines)
+
+
+def render_markdown(doc: Dict[str, Any]) -> str:
+    """The report as markdown: a title line, the table, headlines and notes."""
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    out = [f"**{esc(_case_title(doc))}**", "", f"Speedups: {SPREAD_TEXT}.", ""]
+    out.append("| " + " | ".join(_COLUMNS) + " |")
+    out.append("|" + "|".join("---" if i in (0, 1, 9) else "---:" for i in range(len(_COLUMNS))) + "|")
+    for r in _rows(doc):
+        out.append("| " + " | ".join(esc(c) for c in r) + " |")
+    out.append("")
+    for text in doc["headlines"] + _notes(doc) + [_bound_text(doc)]:
+        out.append(f"- {esc(text)}")
+    for name, arm in doc["arms"].items():
+        if arm["status"] != "ok":
+            out.append(f"- arm {name} {arm['status']}: {esc(str(arm['error']))}")
+    return "\n".join(out) + "\n"
+
+
+def render_json(doc: Dict[str, Any]) -> str:
+    """The report document as indented JSON."""
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _figure(width: float, height: float):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ReportError(
+            f"PNG charts need matplotlib, which is not importable ({e}); "
+            "install it (pip install matplotlib) or skip the chart") from None
+    fig = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)  # the Agg backend, without touching pyplot's global state
+    return fig
+
+
+def render_png(doc: Dict[str, Any], path: str) -> str:
+    """Writes a bar chart: median step time per arm, min–max error bars, the LB line.
+
+    Uses matplotlib's Agg canvas (imported here, lazily). Raises ReportError if
+    matplotlib is missing. Returns ``path``.
+    """
+    names = [n for n, a in doc["arms"].items() if a["median_ms"] is not None]
+    fig = _figure(max(6.0, 1.1 * len(names) + 2), 4.5)
+    ax = fig.add_subplot(1, 1, 1)
+    medians = [doc["arms"][n]["median_ms"] for n in names]
+    low = [m - doc["arms"][n]["min_ms"] for n, m in zip(names, medians)]
+    high = [doc["arms"][n]["max_ms"] - m for n, m in zip(names, medians)]
+    colors = ["tab:orange" if n in GRAPHI_ARMS else "tab:blue" for n in names]
+    ax.bar(range(len(names)), medians, yerr=[low, high], capsize=4, color=colors)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([doc["arms"][n]["label"] for n in names], rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("step time, ms (median; bars: min–max)")
+    lb = doc["bound"].get("lower_bound_ms")
+    if lb is not None:
+        ax.axhline(lb, color="tab:red", linestyle="--", label=f"physical limit LB = {lb:.2f} ms")
+        ax.legend(fontsize=8)
+    ax.set_title(doc.get("case", {}).get("name", ""), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+# ------------------------------------------------------------------------ multi-case summary
+
+_SUMMARY_ARMS = ("stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
+
+
+def _summary_speedup(doc: Dict[str, Any], arm: str) -> Optional[Dict[str, Any]]:
+    if arm == STOCK_BEST:
+        arm = (doc.get("stock_best") or {}).get("arm")
+        if arm is None:
+            return None
+    for sp in doc.get("speedups", []):
+        if sp["arm"] == arm and sp["baseline"] == STOCK_DEFAULT and sp["ratio"] is not None:
+            return sp
+    return None
+
+
+def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
+    """One markdown table over several reports (e.g. models × sizes): per case the step
+    times of the main arms, the speedups of GRAPHI tuned over stock default and over stock
+    best (± half the range of the per-round ratios) and GRAPHI tuned's efficiency."""
+    cols = ("case", "nodes", "stock default ms", "stock best ms", "GRAPHI untuned ms",
+            "GRAPHI tuned ms", "tuned vs default", "tuned vs best", "tuned LB/time", "rounds")
+    out = [f"Speedups: {SPREAD_TEXT}; LB/time: physical limit over the median step time.", "",
+           "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
+    for doc in docs:
+        arms = doc["arms"]
+
+        def ms(name: Optional[str]) -> str:
+            return _f(arms[name]["median_ms"], ".2f") if name in arms else "-"
+
+        best = (doc.get("stock_best") or {}).get("arm")
+        vs_default = vs_best = "-"
+        for sp in doc.get("speedups", []):
+            if sp["arm"] == "graphi_tuned" and sp["ratio"] is not None:
+                cell = f"{sp['ratio']:.2f} ± {sp['spread']:.2f}"
+                if sp["baseline"] == STOCK_DEFAULT:
+                    vs_default = cell
+                elif sp["baseline"] == best:
+                    vs_best = cell
+        tuned = arms.get("graphi_tuned", {})
+        best_cell = f"{ms(best)} ({best})" if best else "-"
+        out.append("| " + " | ".join([
+            doc["case"]["name"], str(doc.get("graph_nodes") or "-"), ms(STOCK_DEFAULT), best_cell,
+            ms("graphi_untuned"), ms("graphi_tuned"), vs_default, vs_best,
+            _f(tuned.get("efficiency"), ".2f"), str(doc.get("settings", {}).get("repeats", "-")),
+        ]) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render_summary_png(docs: Sequence[Dict[str, Any]], path: str) -> str:
+    """Writes grouped bars: per case, the speedup over stock default of stock best,
+    single-threaded, GRAPHI untuned and GRAPHI tuned (error bars: half the range of the
+    per-round ratios), with a line at 1.0. Raises ReportError without matplotlib."""
+    fig = _figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(_SUMMARY_ARMS)
+    colors = {"stock_best": "tab:blue", "single_threaded": "tab:gray",
+              "graphi_untuned": "tab:olive", "graphi_tuned": "tab:orange"}
+    for k, arm in enumerate(_SUMMARY_ARMS):
+        xs, ys, errs = [], [], []
+        for i, doc in enumerate(docs):
+            sp = _summary_speedup(doc, arm)
+            if sp is not None:
+                xs.append(i + (k - (len(_SUMMARY_ARMS) - 1) / 2) * width)
+                ys.append(sp["ratio"])
+                errs.append(sp["spread"])
+        if xs:
+            label = "stock best" if arm == STOCK_BEST else arm_label(arm)
+            ax.bar(xs, ys, width=width, yerr=errs, capsize=2, label=label, color=colors[arm])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(docs)))
+    ax.set_xticklabels([d["case"]["name"] for d in docs], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("speedup over stock default (×)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path

@@ -1,0 +1,225 @@
+"""graphi-tf ab: argument errors, arm selection, and short end-to-end runs on tiny user
+scripts (each arm in its own process, as in real use)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from graphi_tf import ab, cli, report
+
+pytestmark = pytest.mark.timeout(120)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A TF1 step that names no executor: the ab worker gives its session the arm's executor.
+# run_traced lets the reference process measure the physical limit.
+TF1_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import tensorflow as tf
+
+    def build_step():
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.get_variable(
+                "x", initializer=np.random.RandomState(0).rand(16, 16).astype(np.float32) / 16,
+                use_resource=True)
+            init = tf.compat.v1.global_variables_initializer()
+            outs = []
+            for branch in range(3):
+                y = x
+                for _ in range(2):
+                    y = tf.tanh(tf.matmul(y, x))
+                outs.append(y)
+            total = tf.add_n(outs)
+        sess = tf.compat.v1.Session(graph=graph)
+        sess.run(init)
+        step = lambda: sess.run(total)
+
+        def run_traced():
+            md = tf.compat.v1.RunMetadata()
+            opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE,
+                                           output_partition_graphs=True)
+            sess.run(total, options=opts, run_metadata=md)
+            return md
+
+        step.run_traced = run_traced
+        step.examples_per_step = 16
+        return step
+""")
+
+# Builds only where inter_op is not 1: the stock_i1_a1 arm fails, stock_default runs.
+FAILING_SCRIPT = textwrap.dedent("""
+    import tensorflow as tf
+
+    def build_step():
+        if tf.config.threading.get_inter_op_parallelism_threads() == 1:
+            raise RuntimeError("boom: this step refuses inter_op=1")
+        x = tf.Variable(tf.ones([4, 4]))
+        return tf.function(lambda: tf.matmul(x, x))
+""")
+
+FUNCTION_SCRIPT = textwrap.dedent("""
+    import tensorflow as tf
+
+    def build_step():
+        x = tf.Variable(tf.ones([8, 8]) / 8)
+
+        @tf.function
+        def step():
+            return tf.add_n([tf.tanh(tf.matmul(x, x)) for _ in range(3)])
+
+        return step
+""")
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def _parse_error(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        cli._build_parser().parse_args(argv)
+    assert e.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, allowed", [
+    (["ab", "--model", "nope"], ["lstm", "phased_lstm", "pathnet", "googlenet"]),
+    (["ab", "--model", "lstm", "--size", "huge"], ["small", "medium", "large"]),
+    (["ab", "--model", "lstm", "--mode", "eager"], ["graph", "function"]),
+    (["ab", "--model", "lstm", "--arms", "stock_default,bogus"],
+     ["stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned", "stock_i2_a1"]),
+    (["ab", "--model", "lstm", "--warmup", "-1"], [">= 0"]),
+    (["ab", "--model", "lstm", "--sweep", "0,2"], ["whole numbers >= 1"]),
+])
+def test_argument_errors_name_the_allowed_values(capsys, argv, allowed):
+    err = _parse_error(capsys, argv)
+    for value in allowed:
+        assert value in err
+
+
+def test_ab_needs_a_model_or_a_script(capsys):
+    err = _parse_error(capsys, ["ab"])
+    assert "--model" in err and "--script" in err
+
+
+def test_stock_best_expands_to_every_point_of_the_sweep():
+    names = [a.name for a in ab.resolve_arms(["stock_default", "stock_best"], ab.sweep_values(2))]
+    assert names == ["stock_default", "stock_i1_a1", "stock_i1_a2", "stock_i2_a1", "stock_i2_a2"]
+    assert ab.sweep_values(4) == [1, 2, 4] and ab.sweep_values(3) == [1, 2]
+
+
+def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
+    missing = str(tmp_path / "nope.py")
+    assert cli.main(["ab", "--script", missing, "--out-dir", str(tmp_path / "out")]) == 2
+    assert f"script {missing!r} does not exist" in capsys.readouterr().err
+
+
+def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
+    script = tmp_path / "tiny_step.py"
+    script.write_text(TF1_SCRIPT)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+         "--steps", "2", "--repeats", "1", "--arms", "stock_default,graphi_tuned",
+         "--tune-warmup", "1", "--tune-steps", "1", "--trace-steps", "1", "--out-dir", str(out)],
+        env=_env(), capture_output=True, text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "ab.json").read_text())
+    report.check_schema(doc)
+    assert set(doc["arms"]) == {"stock_default", "graphi_tuned"}
+    assert all(a["status"] == "ok" for a in doc["arms"].values()), doc["arms"]
+    assert len(doc["arms"]["stock_default"]["rounds"][0]["step_times_ms"]) == 2
+
+    proof = doc["arms"]["stock_default"]["proof"]
+    assert proof["graphi_did_nothing"] is True
+    assert proof["graphi_threads"] == [] and proof["graphi_graphs_run"] == 0
+
+    setting = doc["arms"]["graphi_tuned"]["setting"]
+    assert setting["source"] == "cache" and setting["first_step"]["source"] == "cache"
+    assert doc["tune"]["ok"] and doc["tune"]["cache_dir"] == str(out / "graphi_cache")
+    assert [setting["executors"], setting["threads_per_executor"]] == doc["tune"]["result"]["best"]
+
+    assert doc["bound"]["status"] == "ok" and doc["bound"]["lower_bound_ms"] > 0
+    assert doc["examples_per_step"] == 16
+    assert (out / "ab.md").read_text().count("| graphi_tuned |") == 1
+    assert (out / "ab.png").stat().st_size > 1000
+    assert "GRAPHI tuned ran" in proc.stdout and "stock_default" in proc.stdout
+
+
+def test_a_failing_arm_is_reported_failed_and_the_others_still_run(tmp_path):
+    script = tmp_path / "picky_step.py"
+    script.write_text(FAILING_SCRIPT)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+         "--steps", "2", "--repeats", "1", "--arms", "stock_i1_a1,stock_default", "--trace-steps", "0",
+         "--no-png", "--out-dir", str(out)],
+        env=_env(), capture_output=True, text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "ab.json").read_text())
+    failed = doc["arms"]["stock_i1_a1"]
+    assert failed["status"] == "failed"
+    assert "boom: this step refuses inter_op=1" in failed["error"]
+    assert "boom" in failed["stderr_tail"]
+    assert doc["arms"]["stock_default"]["status"] == "ok"
+    assert "arm stock_i1_a1 failed" in proc.stdout
+
+
+def test_worker_runs_a_tf_function_script_on_the_arms_executor(tmp_path):
+    script = tmp_path / "fn_step.py"
+    script.write_text(FUNCTION_SCRIPT)
+    env = dict(_env(), GRAPHI_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf._ab_worker", "--role", "arm", "--executor", "GRAPHI",
+         "--script", str(script), "--warmup", "1", "--steps", "1"],
+        env=env, capture_output=True, text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"] and result["setting"]["source"] == "default"
+    assert result["setting"]["node_count"] > 0 and len(result["step_times_ms"]) == 1
+
+
+def _load_ab_all():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ab_all", os.path.join(ROOT, "tools", "ab_all.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ab_all_help_shows_the_per_size_step_defaults(capsys):
+    ab_all = _load_ab_all()
+    with pytest.raises(SystemExit):
+        ab_all.parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for size, n in ab_all.SIZE_DEFAULTS.items():
+        assert f"{size}: {n['warmup']} warm-up + {n['steps']} timed" in out
+
+
+def test_ab_all_summary_rewrites_only_the_readme_results_section(tmp_path):
+    ab_all = _load_ab_all()
+    results = tmp_path / "results"
+    results.mkdir()
+    raw = {"case": {"name": "lstm_small_graph", "kind": "model", "model": "lstm", "size": "small",
+                    "mode": "graph"},
+           "settings": {"repeats": 1},
+           "arms": {"stock_default": {"executor": "DEFAULT", "rounds": [{"round": 0, "ok": True,
+                                                                        "step_times_ms": [4.0]}]},
+                    "graphi_tuned": {"executor": "GRAPHI", "rounds": [{"round": 0, "ok": True,
+                                                                       "step_times_ms": [2.0]}]}}}
+    (results / "lstm_small_graph.json").write_text(report.render_json(report.build_report(raw)))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{ab_all.BEGIN}\nold results\n{ab_all.END}\noutro\n")
+    ab_all.main(["--summary-only", "--results-dir", str(results), "--readme", str(readme)])
+    text = readme.read_text()
+    assert text.startswith(f"intro\n{ab_all.BEGIN}\n") and text.endswith(f"{ab_all.END}\noutro\n")
+    assert "old results" not in text and "| lstm_small_graph |" in text and "2.00 ± 0.00" in text
+    assert (results / "results.md").exists() and (results / "results.png").stat().st_size > 0
