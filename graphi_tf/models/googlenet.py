@@ -44,8 +44,8 @@ POOL_AFTER = ("3b", "4e")  # a maxpool 3x3/2 follows these modules
 
 SIZES: Dict[str, Dict[str, Any]] = {
     "small": dict(batch=32, image=96, width=0.25, modules=3, classes=10, learning_rate=0.01),
-    "medium": dict(batch=32, image=112, width=0.5, modules=9, classes=10, learning_rate=0.01),
-    "large": dict(batch=16, image=224, width=1.0, modules=9, classes=10, learning_rate=0.01),
+    "medium": dict(batch=48, image=112, width=0.5, modules=9, classes=10, learning_rate=0.01),
+    "large": dict(batch=32, image=224, width=1.0, modules=9, classes=10, learning_rate=0.01),
 }
 
 HPARAMS: Dict[str, HParam] = {

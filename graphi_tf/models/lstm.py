@@ -33,8 +33,8 @@ from graphi_tf.models._step import HParam
 
 SIZES: Dict[str, Dict[str, Any]] = {
     "small": dict(batch=64, hidden=128, layers=3, time_steps=24, input_size=128, classes=10, learning_rate=0.1),
-    "medium": dict(batch=48, hidden=256, layers=4, time_steps=20, input_size=256, classes=10, learning_rate=0.1),
-    "large": dict(batch=64, hidden=512, layers=4, time_steps=32, input_size=512, classes=10, learning_rate=0.1),
+    "medium": dict(batch=64, hidden=256, layers=4, time_steps=20, input_size=256, classes=10, learning_rate=0.1),
+    "large": dict(batch=64, hidden=512, layers=4, time_steps=48, input_size=512, classes=10, learning_rate=0.1),
 }
 
 HPARAMS: Dict[str, HParam] = {

@@ -25,7 +25,7 @@ from graphi_tf.models import _step
 from graphi_tf.models._step import HParam
 
 SIZES: Dict[str, Dict[str, Any]] = {
-    "small": dict(batch=64, width=512, layers=4, modules=10, active=4, max_depth=3, classes=10,
+    "small": dict(batch=64, width=512, layers=6, modules=10, active=4, max_depth=3, classes=10,
                   learning_rate=0.05),
     "medium": dict(batch=256, width=768, layers=6, modules=10, active=4, max_depth=3, classes=10,
                    learning_rate=0.05),

@@ -37,11 +37,11 @@ from graphi_tf.models._step import HParam
 _GATES = dict(tau_min=1.0, tau_max=100.0, r_on=0.05, alpha=1e-3, dt=1.0)
 
 SIZES: Dict[str, Dict[str, Any]] = {
-    "small": dict(batch=32, hidden=128, layers=2, time_steps=20, input_size=128, classes=10,
+    "small": dict(batch=32, hidden=128, layers=3, time_steps=24, input_size=128, classes=10,
                   learning_rate=0.1, **_GATES),
-    "medium": dict(batch=32, hidden=256, layers=4, time_steps=24, input_size=256, classes=10,
+    "medium": dict(batch=48, hidden=256, layers=4, time_steps=32, input_size=256, classes=10,
                    learning_rate=0.1, **_GATES),
-    "large": dict(batch=64, hidden=512, layers=4, time_steps=32, input_size=512, classes=10,
+    "large": dict(batch=128, hidden=512, layers=4, time_steps=32, input_size=512, classes=10,
                   learning_rate=0.1, **_GATES),
 }
 
