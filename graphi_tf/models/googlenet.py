@@ -13,13 +13,14 @@ Written op by op (``conv2d`` + bias + relu, ``max_pool``; NHWC, float32, SAME pa
 The hparams scale it: ``image`` (input resolution), ``width`` (a multiplier on every channel
 count, at least 1 channel) and ``modules`` (1..9).
 
-Sizes (hparams in ``SIZES``). Measured step time, graph mode, stock executor (DEFAULT), median
-of 5 steps after 3 warm-up steps, 2-core AMD EPYC, TF 2.21 (see docs/models.md):
+Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
+after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
+``python -m graphi_tf.models.calibrate`` (see docs/models.md):
 
-    size     inter=2,intra=1   default ConfigProto   graph nodes
-    small    CALIBRATE
-    medium   CALIBRATE
-    large    CALIBRATE
+    size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
+    small                     26 ms                       27 ms                      26 ms              773 / 396
+    medium                   227 ms                      208 ms                     214 ms             1987 / 998
+    large                   2076 ms                     1607 ms                    1958 ms             1987 / 998
 """
 from __future__ import annotations
 

@@ -8,13 +8,14 @@ are seeded constants and variables start from stateless seeded random values, so
 processes build the same graph (and the same graph signature, which is what the tuning cache
 is keyed on) and the same numbers.
 
-Sizes (hparams in ``SIZES``). Measured step time, graph mode, stock executor (DEFAULT), median
-of 5 steps after 3 warm-up steps, 2-core AMD EPYC, TF 2.21, 2025-01 (see docs/models.md):
+Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
+after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
+``python -m graphi_tf.models.calibrate`` (see docs/models.md):
 
-    size     inter=2,intra=1   default ConfigProto   graph nodes
-    small    CALIBRATE
-    medium   CALIBRATE
-    large    CALIBRATE
+    size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
+    small                     26 ms                       27 ms                      23 ms            3618 / 3121
+    medium                   164 ms                      234 ms                     172 ms            6349 / 5525
+    large                    993 ms                     1334 ms                     935 ms            9405 / 8253
 
     from graphi_tf import models
     step = models.build_step("lstm", size="small")
@@ -33,7 +34,7 @@ from graphi_tf.models._step import HParam
 
 SIZES: Dict[str, Dict[str, Any]] = {
     "small": dict(batch=64, hidden=128, layers=3, time_steps=24, input_size=128, classes=10, learning_rate=0.1),
-    "medium": dict(batch=64, hidden=256, layers=4, time_steps=20, input_size=256, classes=10, learning_rate=0.1),
+    "medium": dict(batch=64, hidden=256, layers=4, time_steps=32, input_size=256, classes=10, learning_rate=0.1),
     "large": dict(batch=64, hidden=512, layers=4, time_steps=48, input_size=512, classes=10, learning_rate=0.1),
 }
 

@@ -9,13 +9,14 @@ activations' scale from growing with depth). A dense head and softmax cross-entr
 seeded labels give the loss; plain SGD updates the modules on the path (every module has
 variables; those off the path get no gradient and stay as they are).
 
-Sizes (hparams in ``SIZES``). Measured step time, graph mode, stock executor (DEFAULT), median
-of 5 steps after 3 warm-up steps, 2-core AMD EPYC, TF 2.21 (see docs/models.md):
+Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
+after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
+``python -m graphi_tf.models.calibrate`` (see docs/models.md):
 
-    size     inter=2,intra=1   default ConfigProto   graph nodes
-    small    CALIBRATE
-    medium   CALIBRATE
-    large    CALIBRATE
+    size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
+    small                     27 ms                       36 ms                      29 ms             2916 / 774
+    medium                   190 ms                      207 ms                     192 ms             2916 / 774
+    large                   1348 ms                     1340 ms                    1336 ms             3144 / 774
 """
 from __future__ import annotations
 

@@ -18,13 +18,14 @@ Timestamps are a seeded per-step input: for each example, the running sum of inc
 from ``U(0.5, 1.5) * dt``, so examples are sampled at different, irregular times. A dense
 head on the last layer's last output, softmax cross-entropy against seeded labels; plain SGD.
 
-Sizes (hparams in ``SIZES``). Measured step time, graph mode, stock executor (DEFAULT), median
-of 5 steps after 3 warm-up steps, 2-core AMD EPYC, TF 2.21 (see docs/models.md):
+Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
+after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
+``python -m graphi_tf.models.calibrate`` (see docs/models.md):
 
-    size     inter=2,intra=1   default ConfigProto   graph nodes
-    small    CALIBRATE
-    medium   CALIBRATE
-    large    CALIBRATE
+    size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
+    small                     21 ms                       21 ms                      24 ms          14092 / 11762
+    medium                   181 ms                      226 ms                     158 ms          24890 / 20854
+    large                   1221 ms                     1587 ms                    1223 ms          24890 / 20854
 """
 from __future__ import annotations
 
