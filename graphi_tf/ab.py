@@ -35,12 +35,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from graphi_tf import report as _report
-
-# The bundled models (graphi_tf.models.MODELS / SIZES / MODES of the shared interface), named
-# here so the parser does not depend on the model zoo being importable; keep them in sync.
-MODELS = ("lstm", "phased_lstm", "pathnet", "googlenet")
-SIZES = ("small", "medium", "large")
-MODES = ("graph", "function")
+from graphi_tf.models import MODELS, MODES, SIZES
 ARM_GROUPS = ("stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
 STDERR_TAIL_LINES = 25
 

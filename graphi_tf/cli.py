@@ -4,7 +4,8 @@
     graphi-tf cache list [--json]        cached tuned settings
     graphi-tf cache show KEY             one entry (JSON); KEY may be a unique prefix
     graphi-tf cache clear                remove every entry
-    graphi-tf tune --model lstm          tune a bundled model
+    graphi-tf tune --model NAME [--size S] [--mode M]
+                                         tune a bundled model (lstm, phased_lstm, pathnet, googlenet)
     graphi-tf tune --script FILE.py      tune FILE's build_step() step
     graphi-tf trace --model NAME -o t.json   record one step's timeline (Chrome trace JSON)
     graphi-tf ab --model NAME|--script F stock TensorFlow vs GRAPHI, each arm in its own process
@@ -19,7 +20,13 @@ import os
 import sys
 from typing import Any, Callable, List, Optional, Sequence
 
-MODELS = ("lstm",)
+from graphi_tf import models as _models
+
+MODELS = _models.MODELS
+SIZES = _models.SIZES
+MODES = _models.MODES
+# --model lstm only: flag -> hparam of graphi_tf.models.lstm (overriding the --size's).
+LSTM_FLAGS = (("batch", "batch"), ("hidden", "hidden"), ("layers", "layers"), ("time-steps", "time_steps"))
 
 
 def _parse_settings(text: str) -> List[tuple]:
@@ -68,7 +75,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Time a training step under every symmetric team layout that fits this "
                     "machine, and cache the fastest for the step's graphs.")
     what = tune.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", choices=MODELS, help="a bundled model")
+    what.add_argument("--model", choices=MODELS, help="a bundled model (graphi_tf.models; docs/models.md)")
     what.add_argument("--script", metavar="FILE.py",
                       help="a Python file defining build_step() that returns a zero-argument step callable")
     tune.add_argument("--warmup", type=_int_at_least(0), default=20, help="untimed steps per setting (default 20)")
@@ -79,9 +86,12 @@ def _build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--no-cache", action="store_true", help="do not write cache entries")
     tune.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     tune.add_argument("--json", action="store_true", help="print the result as JSON")
-    for name, default in (("batch", 32), ("hidden", 256), ("layers", 4), ("time-steps", 20)):
-        tune.add_argument(f"--{name}", type=_int_at_least(1), default=default,
-                          help=f"--model lstm: {name.replace('-', ' ')} (default {default})")
+    tune.add_argument("--size", choices=SIZES, default="small", help="--model: its size (default small)")
+    tune.add_argument("--mode", choices=MODES, default="graph",
+                      help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
+    for flag, _ in LSTM_FLAGS:
+        tune.add_argument(f"--{flag}", type=_int_at_least(1), default=None,
+                          help=f"--model lstm only: {flag.replace('-', ' ')} (default: the --size's)")
     from graphi_tf import ab
     from graphi_tf import trace as _trace
 
@@ -184,16 +194,27 @@ class _UsageError(Exception):
     pass
 
 
+def _build_model_step(args: argparse.Namespace) -> Any:
+    overrides = {hparam: getattr(args, flag.replace("-", "_")) for flag, hparam in LSTM_FLAGS
+                 if getattr(args, flag.replace("-", "_")) is not None}
+    if overrides and args.model != "lstm":
+        flags = ", ".join(f"--{flag}" for flag, hparam in LSTM_FLAGS if hparam in overrides)
+        raise _UsageError(f"{flags}: for --model lstm only, not --model {args.model}")
+    if "hidden" in overrides:
+        overrides["input_size"] = overrides["hidden"]
+    try:
+        return _models.build_step(args.model, size=args.size, mode=args.mode, executor="GRAPHI", **overrides)
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+
+
 def _tune_command(args: argparse.Namespace) -> int:
     import graphi_tf  # noqa: F401  (loads the native library, applies cached entries)
     from graphi_tf.tune import TuneArgumentError, tune
 
     try:
-        if args.model == "lstm":
-            from graphi_tf.models import lstm
-
-            step = lstm.build_step(batch=args.batch, hidden=args.hidden, layers=args.layers,
-                                   time_steps=args.time_steps)
+        if args.model is not None:
+            step = _build_model_step(args)
         else:
             step = _load_script_step(args.script)
         result = tune(step, warmup=args.warmup, steps=args.steps, settings=args.settings,

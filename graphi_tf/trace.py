@@ -589,17 +589,20 @@ def _write_env_trace() -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds the ``trace`` subcommand to a ``graphi-tf`` subparsers object."""
+    from graphi_tf import models as _models
+
     p = subparsers.add_parser(
         "trace", help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
         description="Run warm-up steps, record one step of every GRAPHI graph, write a Chrome "
                     "trace-event JSON (open in https://ui.perfetto.dev or chrome://tracing) and "
                     "print step time, W, CP, LB and per-team busy time. See docs/tracing.md.")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", help="a bundled model (graphi_tf.models)")
+    what.add_argument("--model", choices=_models.MODELS, help="a bundled model (graphi_tf.models)")
     what.add_argument("--script", metavar="FILE.py",
                       help="a Python file defining build_step() that returns a zero-argument step callable")
-    p.add_argument("--size", default="small", help="--model: size (default small)")
-    p.add_argument("--mode", default="graph", help="--model: graph or function (default graph)")
+    p.add_argument("--size", choices=_models.SIZES, default="small", help="--model: size (default small)")
+    p.add_argument("--mode", choices=_models.MODES, default="graph",
+                   help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
     p.add_argument("-o", "--output", required=True, metavar="trace.json", help="Chrome trace JSON to write")
     p.add_argument("--png", metavar="gantt.png", default=None, help="also write a Gantt chart (matplotlib)")
     p.add_argument("--warmup", type=_whole_at_least(1), default=DEFAULT_WARMUP,
@@ -624,20 +627,7 @@ def _whole_at_least(low: int) -> Callable[[str], int]:
 def _build_model_step(name: str, size: str, mode: str) -> Any:
     from graphi_tf import models
 
-    if hasattr(models, "build_step"):
-        return models.build_step(name, size=size, mode=mode, executor="GRAPHI")
-    if name != "lstm":  # before graphi_tf.models gained its registry: the LSTM only
-        raise ValueError(f"--model {name!r} is invalid; allowed: lstm")
-    from graphi_tf.models import lstm
-
-    sizes = {"small": dict(batch=16, hidden=64, layers=2, time_steps=10),
-             "medium": dict(batch=32, hidden=256, layers=4, time_steps=20),
-             "large": dict(batch=64, hidden=512, layers=4, time_steps=40)}
-    if size not in sizes:
-        raise ValueError(f"--size {size!r} is invalid; allowed: {', '.join(sizes)}")
-    if mode != "graph":
-        raise ValueError(f"--mode {mode!r} is invalid for lstm; allowed: graph")
-    return lstm.build_step(**sizes[size])
+    return models.build_step(name, size=size, mode=mode, executor="GRAPHI")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -215,3 +215,19 @@ def test_tune_model_lstm_runs_the_bundled_model(cache_dir):
     result = json.loads(proc.stdout)
     assert tuple(result["best"]) in {tuple(s) for s in _loader.native().symmetric_settings()}
     assert result["cache_paths"] and all(os.path.exists(p) for p in result["cache_paths"])
+
+
+def test_tune_model_pathnet_in_function_mode_runs_the_bundled_model(cache_dir):
+    require_profiler_api()
+    proc = graphi_cli(cache_dir, "tune", "--model", "pathnet", "--size", "small", "--mode", "function",
+                      "--warmup", "1", "--steps", "2", "--settings", "1x1", "--no-cache", "--json",
+                      "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert tuple(result["best"]) == (1, 1)
+
+
+def test_tune_lstm_flags_with_another_model_exit_2_naming_the_flags(cache_dir):
+    proc = graphi_cli(cache_dir, "tune", "--model", "googlenet", "--hidden", "16", "--no-progress")
+    assert proc.returncode == 2
+    assert "--hidden: for --model lstm only, not --model googlenet" in proc.stderr
