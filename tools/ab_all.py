@@ -30,11 +30,17 @@ from graphi_tf import ab, report  # noqa: E402
 
 # Warm-up and timed steps per arm process, by size: a "large" step takes long enough that
 # 100 warm-up steps would take minutes per process.
+# Per size: steps per process, rounds, and the tuning run of graphi_tuned. Chosen so that all
+# 12 cases fit in about 80 minutes on 2 cores: small steps take ~25 ms, medium ~200 ms,
+# large ~1.5 s, so "large" gets 5 warm-up steps rather than 100 (its ops are all expensive,
+# so stock TensorFlow's cost model has nothing to settle that changes where they run).
+# --warmup/--steps/--repeats/--tune-warmup/--tune-steps override these for every size.
 SIZE_DEFAULTS = {
-    "small": {"warmup": 100, "steps": 50},
-    "medium": {"warmup": 50, "steps": 30},
-    "large": {"warmup": 10, "steps": 10},
+    "small": {"warmup": 100, "steps": 50, "repeats": 3, "tune_warmup": 20, "tune_steps": 30},
+    "medium": {"warmup": 30, "steps": 20, "repeats": 2, "tune_warmup": 5, "tune_steps": 10},
+    "large": {"warmup": 5, "steps": 5, "repeats": 2, "tune_warmup": 2, "tune_steps": 3},
 }
+PER_SIZE_KEYS = ("repeats", "tune_warmup", "tune_steps")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -62,7 +68,8 @@ def _per_size(text):
 
 
 def parse_args(argv=None):
-    defaults = "; ".join(f"{s}: {d['warmup']} warm-up + {d['steps']} timed" for s, d in SIZE_DEFAULTS.items())
+    defaults = "; ".join(f"{s}: {d['warmup']} warm-up + {d['steps']} timed steps, {d['repeats']} rounds, "
+                         f"tuning {d['tune_warmup']}+{d['tune_steps']}" for s, d in SIZE_DEFAULTS.items())
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,7 +79,7 @@ def parse_args(argv=None):
                         help=f"comma-separated subset of {','.join(ab.SIZES)} (default: all)")
     parser.add_argument("--mode", choices=ab.MODES, default="graph", help="model mode (default graph)")
     parser.add_argument("--warmup", type=_per_size, default={}, metavar="SIZE=N,...",
-                        help=f"warm-up steps per size, overriding the defaults ({defaults} steps per process)")
+                        help=f"warm-up steps per size, overriding the defaults ({defaults})")
     parser.add_argument("--steps", type=_per_size, default={}, metavar="SIZE=N,...",
                         help="timed steps per size, overriding the defaults above")
     parser.add_argument("--results-dir", default=os.path.join(ROOT, "docs", "results"),
@@ -84,9 +91,16 @@ def parse_args(argv=None):
     parser.add_argument("--summary-only", action="store_true",
                         help="run nothing; rebuild results.md/png and the README from the JSON files")
     ab.add_arguments(parser, case=False)
+    # Unset: the size's default (SIZE_DEFAULTS).
+    parser.set_defaults(**{key: None for key in PER_SIZE_KEYS})
     args = parser.parse_args(argv)
-    args.size_defaults = {s: {"warmup": args.warmup.get(s, d["warmup"]), "steps": args.steps.get(s, d["steps"])}
-                          for s, d in SIZE_DEFAULTS.items()}
+    args.size_defaults = {}
+    for size, d in SIZE_DEFAULTS.items():
+        chosen = {"warmup": args.warmup.get(size, d["warmup"]), "steps": args.steps.get(size, d["steps"])}
+        for key in PER_SIZE_KEYS:
+            given = getattr(args, key)
+            chosen[key] = d[key] if given is None else given
+        args.size_defaults[size] = chosen
     return args
 
 
@@ -142,10 +156,10 @@ def main(argv=None):
                 case = ab.Case(model=model, size=size, mode=args.mode, seed=args.seed)
                 n = args.size_defaults[size]
                 print(f"=== {case.name}: {n['warmup']} warm-up + {n['steps']} timed steps, "
-                      f"{args.repeats} rounds", file=sys.stderr, flush=True)
+                      f"{n['repeats']} rounds", file=sys.stderr, flush=True)
                 doc = ab.run_ab(case, os.path.join(args.work_dir, case.name), arms=args.arms,
-                                warmup=n["warmup"], steps=n["steps"], repeats=args.repeats,
-                                sweep=args.sweep, tune_warmup=args.tune_warmup, tune_steps=args.tune_steps,
+                                warmup=n["warmup"], steps=n["steps"], repeats=n["repeats"],
+                                sweep=args.sweep, tune_warmup=n["tune_warmup"], tune_steps=n["tune_steps"],
                                 trace_steps=args.trace_steps, timeout=args.timeout, python=args.python,
                                 png=not args.no_png,
                                 extra_settings={"size_defaults": args.size_defaults, "tool": "tools/ab_all.py"})
