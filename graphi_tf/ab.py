@@ -12,6 +12,11 @@ Arms (``--arms`` selects a subset; default all):
                     runs with that GRAPHI_CACHE_DIR and fails unless GRAPHI reports (info()
                     graphs[].source) that the main graph started from "cache".
 
+``--graphi-env NAME:VAR=VALUE[,VAR=VALUE...]`` (repeatable) adds a GRAPHI arm NAME that runs
+like graphi_untuned with those environment variables, e.g. one of GRAPHI's knobs
+(``--graphi-env no_merge:GRAPHI_MERGE_THRESHOLD_NS=off``); the report also compares it with
+graphi_untuned.
+
 Every arm runs in a fresh Python process (TensorFlow fixes its thread pools per process),
 the arms interleaved over ``--repeats`` rounds with the starting arm rotated each round,
 each with ``--warmup`` untimed and ``--steps`` timed steps. One more "reference" process
@@ -32,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from graphi_tf import report as _report
 from graphi_tf.models import MODELS, MODES, SIZES
@@ -50,6 +56,7 @@ class Arm:
     intra_op: Optional[int] = None
     sweep: bool = False
     cache: str = "empty"  # "empty": a fresh empty GRAPHI_CACHE_DIR; "tuned": the tuned one
+    env: Tuple[Tuple[str, str], ...] = ()  # extra environment (--graphi-env arms)
 
     @property
     def description(self) -> str:
@@ -63,6 +70,8 @@ class Arm:
             return "GRAPHI, empty cache, no GRAPHI_* variables: its default setting"
         if self.name == "graphi_tuned":
             return "GRAPHI, started from the setting graphi_tf.tune cached for this step"
+        if self.env:
+            return "GRAPHI, empty cache, " + " ".join(f"{k}={v}" for k, v in self.env)
         return self.executor
 
 
@@ -88,8 +97,32 @@ def sweep_values(cores: int) -> List[int]:
     return values
 
 
-def resolve_arms(selected: Sequence[str], sweep: Sequence[int]) -> List[Arm]:
-    """Arms for ``--arms`` names (groups of ARM_GROUPS or sweep points like stock_i2_a1).
+def parse_env_arm(text: str) -> Arm:
+    """The GRAPHI arm of a ``--graphi-env NAME:VAR=VALUE[,VAR=VALUE...]`` value.
+
+    Raises ValueError saying what is wrong and what is allowed.
+    """
+    name, sep, assignments = text.partition(":")
+    if not sep or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise ValueError(f"invalid --graphi-env {text!r}; allowed: NAME:VAR=VALUE[,VAR=VALUE...] with "
+                         "NAME of lower-case letters, digits and _, e.g. no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
+    if name in ARM_GROUPS or name == "stock_default" or _report.parse_sweep_arm(name) is not None:
+        raise ValueError(f"invalid --graphi-env name {name!r}: it is a built-in arm; choose another name")
+    env = []
+    for item in filter(None, (part.strip() for part in assignments.split(","))):
+        var, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+            raise ValueError(f"invalid --graphi-env assignment {item!r} in {text!r}; allowed: VAR=VALUE")
+        env.append((var, value))
+    if not env:
+        raise ValueError(f"invalid --graphi-env {text!r}: no VAR=VALUE given")
+    return Arm(name, "GRAPHI", env=tuple(env))
+
+
+def resolve_arms(selected: Sequence[str], sweep: Sequence[int],
+                 env_arms: Sequence[Arm] = ()) -> List[Arm]:
+    """Arms for ``--arms`` names (groups of ARM_GROUPS or sweep points like stock_i2_a1),
+    followed by the ``--graphi-env`` arms.
 
     Raises ValueError naming the unknown name and the allowed ones.
     """
@@ -119,6 +152,10 @@ def resolve_arms(selected: Sequence[str], sweep: Sequence[int]) -> List[Arm]:
         else:
             raise ValueError(f"unknown arm {name!r}; allowed: {', '.join(ARM_GROUPS)} "
                              f"or a sweep point such as {', '.join(sweep_names)}")
+    for arm in env_arms:
+        if arm.name in [a.name for a in arms]:
+            raise ValueError(f"--graphi-env arm {arm.name!r} is given twice")
+        arms.append(arm)
     if not arms:
         raise ValueError(f"no arms selected; allowed: {', '.join(ARM_GROUPS)}")
     return arms
@@ -147,6 +184,13 @@ def _arm_list(text: str) -> List[str]:
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     return names
+
+
+def _env_arm(text: str) -> Arm:
+    try:
+        return parse_env_arm(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _int_list(text: str) -> List[int]:
@@ -182,6 +226,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
     parser.add_argument("--arms", type=_arm_list, default=list(ARM_GROUPS),
                         help=f"comma-separated subset of {','.join(ARM_GROUPS)} or sweep points like "
                              "stock_i2_a1 (default: all)")
+    parser.add_argument("--graphi-env", type=_env_arm, action="append", default=[],
+                        metavar="NAME:VAR=VALUE,...",
+                        help="an extra GRAPHI arm NAME run with these environment variables, compared "
+                             "with graphi_untuned (repeatable), e.g. no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
     parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
                         help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
                              "up to the usable cores)")
@@ -293,7 +341,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
            steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
            tune_warmup: int = 20, tune_steps: int = 30, trace_steps: int = 5,
            timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
-           extra_settings: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+           extra_settings: Optional[Dict[str, Any]] = None,
+           env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
     Returns the report document (``graphi_tf.report`` schema). Raises ValueError for an
@@ -301,7 +350,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
     """
     cores = usable_cores()
     sweep = list(sweep) if sweep else sweep_values(cores)
-    arm_list = resolve_arms(arms, sweep)
+    arm_list = resolve_arms(arms, sweep, env_arms)
     os.makedirs(out_dir, exist_ok=True)
     base_env = _base_env()
     common = case.worker_args()
@@ -309,7 +358,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
     raw: Dict[str, Any] = {
         "created_unix": started,
         "case": case.to_dict(),
-        "settings": {"warmup": warmup, "steps": steps, "repeats": repeats, "arms": list(arms),
+        "settings": {"warmup": warmup, "steps": steps, "repeats": repeats,
+                     "arms": list(arms) + [a.name for a in env_arms],
                      "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
                      "trace_steps": trace_steps, "timeout_s": timeout, "python": python,
                      **(extra_settings or {})},
@@ -319,7 +369,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
         "tune": None,
         "bound": None,
         "arms": {a.name: {"description": a.description, "executor": a.executor, "inter_op": a.inter_op,
-                          "intra_op": a.intra_op, "sweep": a.sweep, "rounds": []} for a in arm_list},
+                          "intra_op": a.intra_op, "sweep": a.sweep, "env": dict(a.env), "rounds": []}
+                 for a in arm_list},
     }
 
     tuned_cache = os.path.join(out_dir, "graphi_cache")
@@ -362,7 +413,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
                 rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=tuned_cache), timeout)
             else:
                 with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
-                    rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
+                    env = dict(base_env, GRAPHI_CACHE_DIR=empty, **dict(arm.env))
+                    rec = run_process(python, argv, env, timeout)
             result = rec["result"] or {}
             record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
                           stderr_tail=rec["stderr_tail"], argv=rec["argv"],
@@ -427,7 +479,7 @@ def run(args: argparse.Namespace) -> int:
         doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
                      tune_steps=args.tune_steps, trace_steps=args.trace_steps, timeout=args.timeout,
-                     python=args.python, png=not args.no_png)
+                     python=args.python, png=not args.no_png, env_arms=args.graphi_env)
     except ValueError as e:
         sys.stderr.write(f"graphi-tf: error: {e}\n")
         return 2

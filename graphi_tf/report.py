@@ -293,6 +293,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             "inter_op": arm.get("inter_op"),
             "intra_op": arm.get("intra_op"),
             "sweep": bool(arm.get("sweep", False)),
+            "env": dict(arm.get("env") or {}),
             "status": status,
             "error": failed[-1].get("error") if failed else None,
             "stderr_tail": failed[-1].get("stderr_tail") if failed else None,
@@ -341,6 +342,12 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         for name in GRAPHI_ARMS:
             if name in arms and arms[name]["median_ms"] is not None:
                 compare(name, stock_best["arm"], stock_best["label"], True)
+    # Arms that change one of GRAPHI's knobs (--graphi-env) against GRAPHI as it comes.
+    untuned = arms.get("graphi_untuned")
+    if untuned is not None and untuned["median_ms"] is not None:
+        for name, entry in arms.items():
+            if entry["env"] and entry["median_ms"] is not None:
+                compare(name, "graphi_untuned", "GRAPHI untuned", True)
     # GRAPHI tuned first, then untuned, then the rest.
     order = {"GRAPHI tuned": 0, "GRAPHI untuned": 1}
     headlines.sort(key=lambda t: min((v for k, v in order.items() if t.startswith(k)), default=2))
@@ -398,10 +405,11 @@ def _f(value: Optional[float], fmt: str) -> str:
 def _setting_text(arm: Dict[str, Any]) -> str:
     s = arm.get("setting") or {}
     executor = arm.get("executor") or s.get("executor") or "?"
+    env = "".join(f" {k}={v}" for k, v in (arm.get("env") or {}).items())
     if executor == "GRAPHI" and s.get("executors"):
-        return f"GRAPHI {s['executors']}x{s['threads_per_executor']} ({s.get('source', '?')})"
+        return f"GRAPHI {s['executors']}x{s['threads_per_executor']} ({s.get('source', '?')}){env}"
     if executor == "GRAPHI":
-        return "GRAPHI"
+        return "GRAPHI" + env
     if executor == "SINGLE_THREADED_EXECUTOR":
         return "SINGLE_THREADED"
     inter, intra = arm.get("inter_op"), arm.get("intra_op")

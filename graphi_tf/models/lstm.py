@@ -1,7 +1,7 @@
 """Unrolled multi-layer LSTM training step (``graphi_tf.models`` name: "lstm").
 
 The cell is written out op by op (matmul / sigmoid / tanh per time step, unrolled in Python),
-as in ``tools/lstm_bench.py``, so the executor sees hundreds of small, partly independent ops
+so the executor sees hundreds of small, partly independent ops
 per step: the workload GRAPHI's inter-op scheduling is for. A dense head on the last layer's
 last output gives logits; loss: softmax cross-entropy against seeded labels; plain SGD. Inputs
 are seeded constants and variables start from stateless seeded random values, so two

@@ -115,6 +115,26 @@ def test_stock_best_expands_to_every_point_of_the_sweep():
     assert ab.sweep_values(4) == [1, 2, 4] and ab.sweep_values(3) == [1, 2]
 
 
+def test_graphi_env_arm_runs_graphi_with_its_variables_after_the_selected_arms():
+    arm = ab.parse_env_arm("no_merge:GRAPHI_MERGE_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
+    assert (arm.executor, arm.cache) == ("GRAPHI", "empty")
+    assert arm.env == (("GRAPHI_MERGE_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
+    names = [a.name for a in ab.resolve_arms(["graphi_untuned"], [1, 2], [arm])]
+    assert names == ["graphi_untuned", "no_merge"]
+
+
+@pytest.mark.parametrize("value, says", [
+    ("no_merge", "NAME:VAR=VALUE"),
+    ("No-Merge:GRAPHI_POLICY=fifo", "NAME:VAR=VALUE"),
+    ("graphi_tuned:GRAPHI_POLICY=fifo", "built-in arm"),
+    ("fifo:GRAPHI_POLICY", "VAR=VALUE"),
+    ("fifo:", "no VAR=VALUE"),
+])
+def test_a_bad_graphi_env_arm_says_what_is_allowed(capsys, value, says):
+    err = _parse_error(capsys, ["ab", "--model", "lstm", "--graphi-env", value])
+    assert "--graphi-env" in err and says in err
+
+
 def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
     missing = str(tmp_path / "nope.py")
     assert cli.main(["ab", "--script", missing, "--out-dir", str(tmp_path / "out")]) == 2

@@ -1,13 +1,10 @@
-"""The lower-bound math of tools/step_bound.py on hand-built inputs."""
+"""The lower-bound math of graphi_tf.bound on hand-built inputs."""
 import itertools
-import os
 import random
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import step_bound  # noqa: E402
+from graphi_tf import bound as step_bound
 
 
 def _brute_force_longest_path(times, preds):
