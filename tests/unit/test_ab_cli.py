@@ -135,6 +135,16 @@ def test_a_bad_graphi_env_arm_says_what_is_allowed(capsys, value, says):
     assert "--graphi-env" in err and says in err
 
 
+def test_the_main_graph_is_the_largest_that_ran_after_the_step_was_built():
+    from graphi_tf import _ab_worker
+
+    graphs = [{"signature": "init", "node_count": 700, "steps_run": 1},
+              {"signature": "train", "node_count": 600, "steps_run": 11}]
+    assert _ab_worker._main_graph(graphs, {"init": 1, "train": 0})["signature"] == "train"
+    assert _ab_worker._main_graph(graphs)["signature"] == "init"  # no snapshot: every graph counts
+    assert _ab_worker._main_graph(graphs, {"init": 1, "train": 11}) is None
+
+
 def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
     missing = str(tmp_path / "nope.py")
     assert cli.main(["ab", "--script", missing, "--out-dir", str(tmp_path / "out")]) == 2
