@@ -32,15 +32,16 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from graphi_tf import report as _report
+from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.models import MODELS, MODES, SIZES
 ARM_GROUPS = ("stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
 STDERR_TAIL_LINES = 25
@@ -162,19 +163,6 @@ def resolve_arms(selected: Sequence[str], sweep: Sequence[int],
 
 
 # ------------------------------------------------------------------------ arguments
-
-
-def _int_at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
-        return value
-
-    return parse
 
 
 def _arm_list(text: str) -> List[str]:

@@ -21,6 +21,7 @@ import sys
 from typing import Any, Callable, List, Optional, Sequence
 
 from graphi_tf import models as _models
+from graphi_tf._argtypes import int_at_least as _int_at_least
 
 MODELS = _models.MODELS
 SIZES = _models.SIZES
@@ -41,19 +42,6 @@ def _parse_settings(text: str) -> List[tuple]:
                 f"invalid setting {part!r}; expected ExT[,ExT...], e.g. 1x1,2x1"
             ) from None
     return settings
-
-
-def _int_at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
-        return value
-
-    return parse
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -34,6 +34,8 @@ import sys
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from graphi_tf._argtypes import int_at_least as _int_at_least
+
 DEFAULT_TRACE_STEP = 10
 DEFAULT_WARMUP = 10
 CRITICAL_PATH_TID = 1
@@ -605,23 +607,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
     p.add_argument("-o", "--output", required=True, metavar="trace.json", help="Chrome trace JSON to write")
     p.add_argument("--png", metavar="gantt.png", default=None, help="also write a Gantt chart (matplotlib)")
-    p.add_argument("--warmup", type=_whole_at_least(1), default=DEFAULT_WARMUP,
+    p.add_argument("--warmup", type=_int_at_least(1), default=DEFAULT_WARMUP,
                    help=f"untraced steps first (default {DEFAULT_WARMUP})")
     p.set_defaults(handler=run)
     return p
-
-
-def _whole_at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a whole number >= {low}")
-        return value
-
-    return parse
 
 
 def _build_model_step(name: str, size: str, mode: str) -> Any:
