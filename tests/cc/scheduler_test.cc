@@ -156,7 +156,11 @@ TEST(SchedulerTest, BlockedTeamGetsASubstituteSoQueuedWorkRuns) {
 
 TEST(SchedulerTest, BusyTeamThatBurnsCpuGetsNoSubstitute) {
   Scheduler::Options o = Teams(1);
-  o.stall_window_ns = 10 * 1000 * 1000;
+  // A 50 ms window and a 2% threshold: a computing team on a loaded machine
+  // (parallel tests, CI) still gets far more than 1 ms of CPU in 50 ms, while
+  // a blocked one gets none.
+  o.stall_window_ns = 50 * 1000 * 1000;
+  o.stall_cpu_fraction = 0.02;
   Scheduler s(o);
   Latch done(2);
   s.Submit(MakeTask([&](int) {
@@ -194,7 +198,11 @@ bool BorrowSoon(Scheduler& s, int team) {
 }
 
 TEST(SchedulerTest, BorrowedTeamsTakeNoWorkUntilReturned) {
-  Scheduler s(Teams(2));
+  Scheduler::Options o = Teams(2);
+  // No substitute may stand in for the borrower while it computes, even on
+  // a loaded machine: the window is longer than the borrow.
+  o.stall_window_ns = 500 * 1000 * 1000;
+  Scheduler s(o);
   Latch borrowed(1), submitted(1), done(1);
   std::atomic<bool> returned{false};
   std::atomic<int> late_team{-1};
