@@ -358,6 +358,13 @@ def zeros(shape: Sequence[int]) -> Callable[[], Any]:
     return initial
 
 
+def classifier_loss(tf: Any, features: Any, params: Dict[str, Any], labels: Any) -> Any:
+    """The models' head: logits = features @ head/w + head/b, then their softmax cross-entropy."""
+    with tf.name_scope("head"):
+        logits = tf.matmul(features, params["head/w"]) + params["head/b"]
+        return softmax_cross_entropy(tf, logits, labels)
+
+
 def softmax_cross_entropy(tf: Any, logits: Any, labels: Any) -> Any:
     """Mean sparse softmax cross-entropy of ``logits`` [B, C] against int labels [B]."""
     return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))

@@ -139,10 +139,8 @@ def forward(params: Mapping[str, Any], inputs: Mapping[str, Any], hp: Mapping[st
             x = tf.concat([b1, b2, b3, b4], axis=3)
         if name in POOL_AFTER and index + 1 < hp["modules"]:
             x = max_pool(x, 2)
-    with tf.name_scope("head"):
-        pooled = tf.reduce_mean(x, axis=[1, 2])
-        logits = tf.matmul(pooled, params["head/w"]) + params["head/b"]
-        return _step.softmax_cross_entropy(tf, logits, inputs["labels"])
+    pooled = tf.reduce_mean(x, axis=[1, 2], name="global_avg_pool")
+    return _step.classifier_loss(tf, pooled, params, inputs["labels"])
 
 
 SPEC = _step.ModelSpec(

@@ -106,9 +106,7 @@ def forward(params: Mapping[str, Any], inputs: Mapping[str, Any], hp: Mapping[st
             outs.append(v)
         with tf.name_scope(f"l{layer}_sum"):
             h = tf.add_n(outs) * (1.0 / len(outs))
-    with tf.name_scope("head"):
-        logits = tf.matmul(h, params["head/w"]) + params["head/b"]
-        return _step.softmax_cross_entropy(tf, logits, inputs["labels"])
+    return _step.classifier_loss(tf, h, params, inputs["labels"])
 
 
 SPEC = _step.ModelSpec(

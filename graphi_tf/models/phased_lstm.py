@@ -133,9 +133,7 @@ def forward(params: Mapping[str, Any], inputs: Mapping[str, Any], hp: Mapping[st
                     h = k * h_new + (1.0 - k) * h
                 outputs.append(h)
         sequence = outputs
-    with tf.name_scope("head"):
-        logits = tf.matmul(sequence[-1], params["head/w"]) + params["head/b"]
-        return _step.softmax_cross_entropy(tf, logits, inputs["labels"])
+    return _step.classifier_loss(tf, sequence[-1], params, inputs["labels"])
 
 
 SPEC = _step.ModelSpec(
