@@ -160,6 +160,12 @@ PYBIND11_MODULE(_graphi_tf, m) {
     return graphi::SymmetricSettings(graphi::Runtime::Get().topology());
   });
 
+  m.def("default_setting", []() {
+    int executors = 0, threads_per_executor = 0;
+    graphi::DefaultSetting(graphi::Runtime::Get().topology(), &executors, &threads_per_executor);
+    return std::make_pair(executors, threads_per_executor);
+  }, "The (executors, threads_per_executor) GRAPHI uses when nothing is set, cached or tuned.");
+
   m.def("graphs", []() {
     graphi::Runtime& rt = graphi::Runtime::Get();
     graphi::TeamLayout layout;
