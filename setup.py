@@ -27,12 +27,15 @@ NATIVE_SOURCES = [
     "cc/executor/merged_thread_pool.cc",
     "cc/executor/team_set.cc",
     "cc/executor/runtime.cc",
+    "cc/executor/autotuner.cc",
+    "cc/executor/process_autotuner.cc",
     "cc/executor/team_devices.cc",
     "cc/executor/graphi_executor.cc",
     "cc/executor/registration.cc",
     "cc/profiler/cost_model.cc",
     "cc/profiler/graph_registry.cc",
     "cc/profiler/graph_signature.cc",
+    "cc/profiler/tuning_decision.cc",
     "python/bindings.cc",
 ]
 

@@ -7,8 +7,10 @@
 * tf.function / Keras: ``with graphi_tf.executor_scope():``
   (or ``tf.experimental.function_executor_type("GRAPHI")``).
 
-``graphi_tf.tune(step_fn)`` sweeps the team layouts for a step, keeps the fastest
-and caches it per graph signature, so later processes start tuned.
+A graph nobody tuned is tuned online during its first steps (zero-config autotuning,
+``GRAPHI_AUTOTUNE=0`` turns it off); ``graphi_tf.tune(step_fn)`` does the same sweep
+on request, longer. Either way the result is cached per graph signature, so later
+processes start tuned.
 """
 from graphi_tf import _loader
 from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config
@@ -23,6 +25,12 @@ _loader.native()
 from graphi_tf import cache as _cache  # noqa: E402
 
 _cache.apply_cached_entries()
+
+# Zero-config autotuning runs in the executor; its decisions are cached as they are made
+# (graphi_tf.autotune), so the next process starts tuned.
+from graphi_tf import autotune as _autotune  # noqa: E402
+
+_autotune.start_persister()
 
 # GRAPHI_TRACE=path.json: record a step of every GRAPHI graph and write a Chrome
 # trace at exit (docs/tracing.md).

@@ -25,6 +25,8 @@ def configure(
     executors: Optional[int] = None,
     threads_per_executor: Optional[int] = None,
     policy: Optional[str] = None,
+    *,
+    autotune: Optional[bool] = None,
 ) -> dict:
     """Sets the process-wide GRAPHI team layout used by steps started from now on.
 
@@ -34,6 +36,10 @@ def configure(
         or the default.
       policy: ready-op order, one of ``POLICIES``. None: ``GRAPHI_POLICY``, else a cached or
         tuned policy, else "critical_path_first" ("fifo" with ``GRAPHI_TUNE=0``).
+      autotune: turn zero-config online autotuning on (True) or off (False) for this
+        process. None: ``GRAPHI_AUTOTUNE`` (on unless it is 0, or ``GRAPHI_TUNE=0``).
+        Setting ``executors`` or ``threads_per_executor`` pins the layout, so autotuning
+        then has nothing to do until ``configure()`` is called without them.
 
     Teams own whole L2 tiles and E×T may not exceed the cores this process may use
     (affinity mask and cgroup quota). Calling ``configure()`` with no arguments goes back
@@ -50,7 +56,11 @@ def configure(
     t = _check_count("threads_per_executor", threads_per_executor)
     if policy is not None and policy not in POLICIES:
         raise ValueError(f"policy={policy!r} is invalid; allowed: {', '.join(POLICIES)}")
-    _loader.native().configure(e, t, policy or "")
+    if autotune is not None and not isinstance(autotune, bool):
+        raise ValueError(f"autotune={autotune!r} is invalid; allowed: True, False, or None for GRAPHI_AUTOTUNE")
+    native = _loader.native()
+    native.configure(e, t, policy or "")
+    native.set_autotune(-1 if autotune is None else int(autotune))
     from graphi_tf.info import info
 
     return info()

@@ -17,8 +17,13 @@ def info() -> dict:
     environment holds an invalid setting, else None) and ``graphs``: one dict per graph
     GRAPHI has run in this process — ``signature``, ``node_count``, ``steps_run``, the
     setting in use (``executors``, ``threads_per_executor``, ``policy``), where it came
-    from (``source``: "default", "configure", "environment", "cache" or "tuned") and
-    ``costs_known``.
+    from (``source``: "default", "configure", "environment", "autotune" (being explored),
+    "autotuned", "cache" or "tuned"), ``costs_known`` and ``autotune`` (None before the
+    graph's first step; else a dict: ``state`` "waiting", "exploring", "adopted",
+    "kept_default" or "skipped", ``reason``, ``progress`` "k/N" visits, ``current`` and
+    ``chosen`` settings, ``cost_ms`` (the exploration's estimated cost over the default),
+    ``exploration_s``, ``round_medians_ms`` and ``eliminated_after_round``).
+    ``autotune_enabled`` says whether online autotuning is on.
     """
     native = _loader.native()
     result = {
@@ -28,4 +33,8 @@ def info() -> dict:
     }
     result.update(native.runtime_info())
     result["graphs"] = native.graphs()
+    try:
+        result["autotune_enabled"] = bool(native.autotune_enabled())
+    except ValueError:  # an invalid GRAPHI_AUTOTUNE; setting_error says so too
+        result["autotune_enabled"] = False
     return result

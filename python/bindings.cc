@@ -10,13 +10,18 @@
 
 #include <stdexcept>
 #include <string>
+#include <map>
+#include <utility>
 #include <vector>
 
+#include "cc/executor/autotuner.h"
+#include "cc/executor/process_autotuner.h"
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/runtime.h"
 #include "cc/executor/team_layout.h"
 #include "cc/executor/topology.h"
 #include "cc/profiler/graph_registry.h"
+#include "cc/profiler/tuning_decision.h"
 
 #ifndef GRAPHI_BUILT_AGAINST_TF
 #define GRAPHI_BUILT_AGAINST_TF "unknown"
@@ -58,6 +63,50 @@ py::dict ExecutionToDict(const graphi::GraphProfile& profile, const graphi::Step
   d["start_ns"] = e.start_ns;
   d["end_ns"] = e.end_ns;
   d["step_start_ns"] = step.start_ns;
+  return d;
+}
+
+py::list SettingToList(const graphi::LayoutSetting& s) {
+  py::list l;
+  l.append(s.first);
+  l.append(s.second);
+  return l;
+}
+
+// The autotuner's view of one graph, in milliseconds.
+py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
+  py::dict d;
+  d["state"] = std::string(graphi::AutotuneStateName(st.state));
+  d["reason"] = st.reason;
+  d["visits_done"] = st.visits_done;
+  d["visits_planned"] = st.visits_planned;
+  d["progress"] = std::to_string(st.visits_done) + "/" + std::to_string(st.visits_planned);
+  d["rounds"] = st.rounds;
+  d["discard_per_visit"] = st.discard_per_visit;
+  d["timed_per_visit"] = st.timed_per_visit;
+  const bool exploring = st.state == graphi::AutotuneState::kExploring;
+  const bool decided = st.state == graphi::AutotuneState::kAdopted ||
+                       st.state == graphi::AutotuneState::kKeptDefault;
+  d["current"] = exploring ? py::object(SettingToList(st.current)) : py::none();
+  d["chosen"] = decided ? py::object(SettingToList(st.chosen)) : py::none();
+  d["cost_ms"] = st.cost_ns / 1e6;
+  d["exploration_s"] = st.exploration_wall_ns / 1e9;
+  d["reference_step_ms"] = st.reference_step_ns / 1e6;
+  py::list order;
+  for (const auto& s : st.order) order.append(SettingToList(s));
+  d["order"] = order;
+  py::list rounds;
+  for (const auto& round : st.round_medians_ns) {
+    py::dict r;
+    for (const auto& kv : round) r[py::str(graphi::SettingLabel(kv.first))] = kv.second / 1e6;
+    rounds.append(r);
+  }
+  d["round_medians_ms"] = rounds;
+  py::dict eliminated;
+  for (const auto& kv : st.eliminated_after_round) {
+    eliminated[py::str(graphi::SettingLabel(kv.first))] = kv.second;
+  }
+  d["eliminated_after_round"] = eliminated;
   return d;
 }
 
@@ -190,13 +239,19 @@ PYBIND11_MODULE(_graphi_tf, m) {
       // graph's adopted setting, reported as "default" for this graph).
       graphi::Adoption adoption;
       std::string graph_source = source;
-      if (source == "cache" || source == "tuned") {
+      if (source == "cache" || source == "tuned" || source == "autotuned") {
         const bool own = profile->adoption(&adoption) &&
                          adoption.setting.executors == layout.executors &&
                          adoption.setting.threads_per_executor == layout.threads_per_executor;
         graph_source = own ? adoption.source : "default";
       }
       d["source"] = graph_source;
+      graphi::AutotuneStatus status;
+      if (graphi::ProcessAutotuner().Status(profile->signature(), &status)) {
+        d["autotune"] = AutotuneStatusToDict(status);
+      } else {
+        d["autotune"] = py::none();
+      }
       out.append(d);
     }
     return out;
@@ -236,8 +291,60 @@ PYBIND11_MODULE(_graphi_tf, m) {
      py::arg("policy"), py::arg("source"), py::arg("node_costs_ns"), py::arg("node_names"),
      "Records a cached or tuned setting (and costs) for a graph signature.");
 
-  m.def("clear_adoptions", []() { graphi::GraphRegistry::Get().ClearAdoptions(); },
-        "Forgets cached/tuned settings adopted in this process.");
+  m.def("clear_adoptions", []() {
+    graphi::ProcessAutotuner().Reset();
+    graphi::GraphRegistry::Get().ClearAdoptions();
+  }, "Forgets cached, tuned and autotuned settings adopted in this process, and what the "
+     "autotuner has seen.");
+
+  m.def("set_autotune", [](int mode) { graphi::Runtime::Get().SetAutotune(mode); },
+        py::arg("mode"), "-1: follow GRAPHI_AUTOTUNE / GRAPHI_TUNE; 0: off; 1: on.");
+
+  m.def("autotune_enabled", []() {
+    std::string error;
+    const bool enabled = graphi::Runtime::Get().AutotuneEnabled(&error);
+    if (!error.empty()) throw py::value_error(error);
+    return enabled;
+  }, "Whether online autotuning is on.");
+
+  m.def("take_autotune_decisions", []() {
+    py::list out;
+    for (const graphi::AutotuneResult& r : graphi::ProcessAutotuner().TakeDecisions()) {
+      py::dict d = AutotuneStatusToDict(r.status);
+      d["signature"] = r.signature;
+      d["default"] = SettingToList(r.status.decision.default_setting);
+      out.append(d);
+    }
+    return out;
+  }, "Autotuning decisions made since the last call (for the cache).");
+
+  m.def("tuning_candidates", []() {
+    return graphi::TuningCandidates(graphi::Runtime::Get().topology());
+  }, "The settings the autotuner tries on this machine.");
+
+  m.def("decide_setting", [](const std::vector<std::map<std::pair<int, int>, double>>& rounds,
+                             const std::pair<int, int>& default_setting,
+                             const std::vector<std::pair<int, int>>& order) {
+    const graphi::TuningDecision d = graphi::DecideSetting(rounds, default_setting, order);
+    py::dict out;
+    out["chosen"] = SettingToList(d.chosen);
+    out["adopted"] = d.adopted;
+    out["reason"] = d.reason;
+    py::list evidence;
+    for (const graphi::SettingEvidence& e : d.evidence) {
+      py::dict ed;
+      ed["setting"] = SettingToList(e.setting);
+      ed["ratios"] = e.ratios;
+      ed["ratio_median"] = e.ratio_median;
+      ed["ratio_spread"] = e.ratio_spread;
+      ed["qualifies"] = e.qualifies;
+      evidence.append(ed);
+    }
+    out["evidence"] = evidence;
+    return out;
+  }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
+     "The C++ decision rule (tuning_decision.h), for tests that compare it with "
+     "graphi_tf.decision.");
 
   m.def("record_next_step", [](const std::string& signature) {
     FindProfile(signature)->RecordNextStep();

@@ -43,6 +43,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp(prefix="graphi_tf_test_cache_")
 for _setting in ("GRAPHI_EXECUTORS", "GRAPHI_THREADS_PER_EXECUTOR", "GRAPHI_POLICY", "GRAPHI_TUNE"):
     os.environ.pop(_setting, None)
+# Online autotuning re-partitions the teams during a graph's first steps; tests that
+# check layouts, counters or timings must not see that. The autotuning tests turn it on
+# themselves (configure(autotune=True), or GRAPHI_AUTOTUNE=1 in a subprocess).
+os.environ["GRAPHI_AUTOTUNE"] = "0"
 
 import numpy as np
 import pytest

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cc/executor/graphi_step.h"
+#include "cc/executor/process_autotuner.h"
 #include "cc/executor/runtime.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_signature.h"
@@ -104,6 +105,28 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   absl::Status status;
   CurrentTeamDevices(&status);
   return status;
+}
+
+StepClock GraphiExecutor::BeginStep() {
+  StepClock clock;
+  clock.top_level = !OnGraphiWorker();
+  if (!clock.top_level) return clock;
+  clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch);
+  clock.start_ns = MonotonicNowNs();
+  return clock;
+}
+
+void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
+  if (!clock.top_level) return;
+  StepSample sample;
+  sample.end_ns = MonotonicNowNs();
+  sample.start_ns = clock.start_ns;
+  sample.concurrent = profile_->EndTopLevelStep(clock.overlap_epoch) || clock.concurrent;
+  sample.signature = profile_->signature();
+  sample.node_count = profile_->node_count();
+  sample.has_adoption = profile_->has_adoption();
+  sample.ok = ok;
+  ProcessAutotuner().OnStep(sample);
 }
 
 const std::string* GraphiExecutor::ExecutorTypeForKernels() {

@@ -37,6 +37,16 @@ namespace graphi {
 // or tf.experimental.function_executor_type.
 inline constexpr char kExecutorTypeName[] = "GRAPHI";
 
+// When and how a step started, for the autotuner. Only top-level steps
+// (started off GRAPHI's threads, not a function nested in another step)
+// report their times.
+struct StepClock {
+  bool top_level = false;
+  bool concurrent = false;     // another top-level step of the graph was in flight
+  uint64_t overlap_epoch = 0;
+  int64_t start_ns = 0;
+};
+
 class GraphiExecutor : public tensorflow::Executor {
  public:
   explicit GraphiExecutor(const tensorflow::LocalExecutorParams& params);
@@ -67,6 +77,9 @@ class GraphiExecutor : public tensorflow::Executor {
   // The devices of the current teams, or null with *status set when the
   // GRAPHI setting in the environment is invalid.
   std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
+  // Called as a step is created and as it finishes: feeds the autotuner.
+  StepClock BeginStep();
+  void EndStep(const StepClock& clock, bool ok);
   // The executor type string handed to kernels (functional ops instantiate
   // their bodies with it, so nested functions stay on GRAPHI).
   static const std::string* ExecutorTypeForKernels();

@@ -135,7 +135,8 @@ class GraphiStep {
         runner_(args.runner),
         run_all_kernels_inline_(args.run_all_kernels_inline),
         sync_on_finish_(args.sync_on_finish),
-        log_memory_(tensorflow::LogMemory::IsEnabled()) {
+        log_memory_(tensorflow::LogMemory::IsEnabled()),
+        step_clock_(executor->BeginStep()) {
     tensorflow::Device* base = immutable_.params().device;
     if (args.user_intra_op_threadpool != nullptr) {
       // The caller supplied the intra-op pool for this step: every kernel of
@@ -711,6 +712,7 @@ class GraphiStep {
     GraphProfile& profile = executor_->profile();
     profile.StepFinished();
     if (timeline_ != nullptr) profile.SetLastTimeline(timeline_->Take());
+    executor_->EndStep(step_clock_, status.ok());
     tensorflow::Executor::DoneCallback done = std::move(done_);
     CallerQueue* caller_queue = caller_queue_;
     // The step, and possibly the executor and everything in Args, may be
@@ -793,6 +795,7 @@ class GraphiStep {
   const bool run_all_kernels_inline_;
   const bool sync_on_finish_;
   const bool log_memory_;
+  const StepClock step_clock_;  // for the autotuner (top-level steps only)
 
   tensorflow::DeviceContext* device_context_ = nullptr;
   tensorflow::checkpoint::TensorSliceReaderCacheWrapper* slice_reader_cache_ = nullptr;

@@ -25,6 +25,31 @@ bool ReadPositiveEnv(const char* name, int* value, std::string* error) {
   return true;
 }
 
+namespace {
+
+// GRAPHI_AUTOTUNE: unset or "1" on, "0" off; GRAPHI_TUNE=0 also turns it off.
+bool AutotuneFromEnv(std::string* error, bool* enabled) {
+  const char* text = std::getenv("GRAPHI_AUTOTUNE");
+  bool on = true;
+  if (text != nullptr && *text != '\0') {
+    const std::string value(text);
+    if (value != "0" && value != "1") {
+      if (error != nullptr) {
+        *error = "GRAPHI_AUTOTUNE='" + value +
+                 "' is not a valid setting; allowed: 0 (off) or 1 (on, the default)";
+      }
+      return false;
+    }
+    on = value == "1";
+  }
+  const char* tune = std::getenv("GRAPHI_TUNE");
+  if (tune != nullptr && std::string(tune) == "0") on = false;
+  if (enabled != nullptr) *enabled = on;
+  return true;
+}
+
+}  // namespace
+
 Runtime& Runtime::Get() {
   static Runtime* runtime = new Runtime();  // never destroyed: threads outlive exit
   return *runtime;
@@ -51,6 +76,7 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
   if (!ReadPositiveEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, error)) return false;
   const char* tune = std::getenv("GRAPHI_TUNE");
   const bool auto_tune = tune == nullptr || std::string(tune) != "0";
+  if (!AutotuneFromEnv(error, nullptr)) return false;
   // Policy: configure() > GRAPHI_POLICY > adopted > default.
   *policy = auto_tune ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
   const char* env_policy = std::getenv("GRAPHI_POLICY");
@@ -75,6 +101,10 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
     e = env_e;
     t = env_t;
     *source = "environment";
+  } else if (exploring_.executors) {
+    e = exploring_.executors;
+    t = exploring_.threads_per_executor;
+    *source = "autotune";
   } else if (adopted_.executors) {
     e = adopted_.executors;
     t = adopted_.threads_per_executor;
@@ -191,6 +221,52 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
   if (!ResolveLocked(&layout, &policy, &source, error)) return nullptr;
   teams_ = TeamSet::Create(layout, policy, next_generation_++);
   return teams_;
+}
+
+void Runtime::SetExploring(int executors, int threads_per_executor) {
+  std::lock_guard<std::mutex> l(mu_);
+  exploring_ = RuntimeSetting();
+  exploring_.executors = executors;
+  exploring_.threads_per_executor = threads_per_executor;
+  TeamLayout layout;
+  ReadyPolicy policy;
+  std::string source, error;
+  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+}
+
+void Runtime::ClearExploring() {
+  std::lock_guard<std::mutex> l(mu_);
+  exploring_ = RuntimeSetting();
+  TeamLayout layout;
+  ReadyPolicy policy;
+  std::string source, error;
+  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+}
+
+bool Runtime::ExplicitLayout() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (configured_.executors || configured_.threads_per_executor) return true;
+  int env_e = 0, env_t = 0;
+  std::string error;
+  // An invalid value is explicit too: steps fail with its error anyway.
+  if (!ReadPositiveEnv("GRAPHI_EXECUTORS", &env_e, &error)) return true;
+  if (!ReadPositiveEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, &error)) return true;
+  return env_e != 0 || env_t != 0;
+}
+
+void Runtime::SetAutotune(int mode) {
+  std::lock_guard<std::mutex> l(mu_);
+  autotune_mode_ = mode < 0 ? -1 : (mode > 0 ? 1 : 0);
+}
+
+bool Runtime::AutotuneEnabled(std::string* error) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (autotune_mode_ >= 0) return autotune_mode_ == 1;
+  }
+  bool enabled = false;
+  if (!AutotuneFromEnv(error, &enabled)) return false;
+  return enabled;
 }
 
 }  // namespace graphi

@@ -3,12 +3,16 @@
 //
 // Settings come from, in order: the last Configure() call (Python
 // graphi_tf.configure), the environment (GRAPHI_EXECUTORS,
-// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), a setting adopted for a graph
-// this process runs (from the cache or tune(); when several graphs have one,
-// the largest graph's wins), else the default: one team per L2 tile with as
-// many threads as the tile has cores (DefaultSetting). The default policy is
+// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), the layout the autotuner is
+// exploring (autotuner.h), a setting adopted for a graph this process runs
+// (from the cache, tune() or the autotuner; when several graphs have one, the
+// largest graph's wins), else the default: one team per L2 tile with as many
+// threads as the tile has cores (DefaultSetting). The default policy is
 // critical_path_first (which orders like fifo until costs are known);
 // GRAPHI_TUNE=0 makes it fifo.
+//
+// Autotuning is on unless SetAutotune(0), GRAPHI_AUTOTUNE=0 or GRAPHI_TUNE=0
+// turns it off (SetAutotune wins over the environment).
 //
 // Teams are created lazily, on the first step that needs them, and rebuilt
 // when the setting changes; steps in flight finish on the teams they started
@@ -65,6 +69,19 @@ class Runtime {
   // Forgets the adopted setting (back to environment/default).
   void ClearAdoptedSetting();
 
+  // The layout the autotuner is trying; below Configure() and the
+  // environment, above adopted settings.
+  void SetExploring(int executors, int threads_per_executor);
+  void ClearExploring();
+  // Whether Configure() or the environment pins the layout.
+  bool ExplicitLayout();
+
+  // -1: follow the environment (GRAPHI_AUTOTUNE, GRAPHI_TUNE); 0: off; 1: on.
+  void SetAutotune(int mode);
+  // Whether online autotuning is on. False with *error set if
+  // GRAPHI_AUTOTUNE holds an invalid value.
+  bool AutotuneEnabled(std::string* error = nullptr);
+
   // Description of the setting in force (for info()): fills the layout that
   // would be used and where it came from ("configure", "environment",
   // "default").
@@ -86,6 +103,8 @@ class Runtime {
   RuntimeSetting adopted_;                   // guarded by mu_
   std::string adopted_source_;               // guarded by mu_
   int adopted_node_count_ = -1;              // guarded by mu_
+  RuntimeSetting exploring_;                 // guarded by mu_
+  int autotune_mode_ = -1;                   // guarded by mu_
   std::shared_ptr<TeamSet> teams_;           // guarded by mu_
   uint64_t next_generation_ = 1;             // guarded by mu_
 };

@@ -30,6 +30,23 @@ bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
   return applied_costs;
 }
 
+bool GraphProfile::BeginTopLevelStep(uint64_t* epoch) {
+  const bool overlapping = top_level_in_flight_.fetch_add(1, std::memory_order_acq_rel) > 0;
+  if (overlapping) overlap_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  *epoch = overlap_epoch_.load(std::memory_order_acquire);
+  return overlapping;
+}
+
+bool GraphProfile::EndTopLevelStep(uint64_t epoch) {
+  top_level_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  return overlap_epoch_.load(std::memory_order_acquire) != epoch;
+}
+
+bool GraphProfile::has_adoption() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return has_adoption_;
+}
+
 void GraphProfile::ClearAdoption() {
   std::lock_guard<std::mutex> l(mu_);
   has_adoption_ = false;

@@ -42,7 +42,7 @@ struct GraphSetting {
 // A setting (and costs) recorded for a signature by the cache or by tune().
 struct Adoption {
   GraphSetting setting;
-  std::string source;  // "cache" or "tuned"
+  std::string source;  // "cache", "tuned" or "autotuned"
   std::vector<int64_t> node_costs_ns;
   std::vector<std::string> node_names;
 };
@@ -66,11 +66,18 @@ class GraphProfile {
   void StepFinished();
   int64_t steps_run() const { return steps_run_.load(std::memory_order_relaxed); }
 
+  // Top-level steps in flight: Begin returns whether another one was
+  // running and fills *epoch; End returns whether another step started
+  // while this one ran (so the two overlapped).
+  bool BeginTopLevelStep(uint64_t* epoch);
+  bool EndTopLevelStep(uint64_t epoch);
+
   // Applies an adoption's costs if its node names match this graph.
   bool ApplyAdoption(const Adoption& adoption);
   void ClearAdoption();
   // The adoption in force for this graph, if any.
   bool adoption(Adoption* out) const;
+  bool has_adoption() const;
 
   // Step timelines: arm the next step, then read what it ran.
   void RecordNextStep() { record_next_.store(true); }
@@ -99,6 +106,8 @@ class GraphProfile {
   std::atomic<int64_t> steps_run_{0};
   std::atomic<bool> record_next_{false};
   std::atomic<int64_t> record_through_step_{0};
+  std::atomic<int> top_level_in_flight_{0};
+  std::atomic<uint64_t> overlap_epoch_{0};
 
   mutable std::mutex mu_;
   bool has_adoption_ = false;             // guarded by mu_

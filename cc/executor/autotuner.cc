@@ -1,0 +1,266 @@
+#include "cc/executor/autotuner.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include "cc/executor/thread_affinity.h"
+
+namespace graphi {
+
+const char* AutotuneStateName(AutotuneState state) {
+  switch (state) {
+    case AutotuneState::kWaiting:
+      return "waiting";
+    case AutotuneState::kExploring:
+      return "exploring";
+    case AutotuneState::kAdopted:
+      return "adopted";
+    case AutotuneState::kKeptDefault:
+      return "kept_default";
+    case AutotuneState::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+Autotuner::Autotuner(AutotuneOptions options, LayoutControl* control)
+    : options_(std::move(options)), control_(control) {
+  assert(std::find(options_.candidates.begin(), options_.candidates.end(),
+                   options_.default_setting) != options_.candidates.end());
+}
+
+int64_t Autotuner::Now() const {
+  return options_.clock ? options_.clock() : MonotonicNowNs();
+}
+
+void Autotuner::OnStep(const StepSample& s) {
+  std::lock_guard<std::mutex> l(mu_);
+  Track& track = tracks_[s.signature];
+  track.node_count = s.node_count;
+  const bool exploring = !target_.empty();
+  if (!control_->AutotuneEnabled()) {
+    if (exploring) AbandonLocked("autotuning was switched off");
+    return;
+  }
+  if (exploring && s.signature == target_) {
+    if (control_->ExplicitLayout()) {
+      AbandonLocked("an explicit setting (configure() or the environment) took over");
+    } else if (s.concurrent) {
+      AbandonLocked("steps of this graph ran concurrently, so step times say nothing "
+                    "about a layout");
+    } else if (s.ok) {
+      RecordLocked(&track, s);
+    }
+    return;
+  }
+  if (!s.ok) return;  // a failed step says nothing about speed
+  ++track.ok_steps;
+  track.saw_concurrency |= s.concurrent;
+  if (track.status.state != AutotuneState::kWaiting) return;
+  if (track.ok_steps <= options_.settle_steps) track.settle_ns.push_back(s.end_ns - s.start_ns);
+  if (exploring) {
+    // Another graph is being explored; a larger one that has settled takes
+    // over (the main graph is the largest that runs).
+    if (track.ok_steps >= options_.settle_steps && !s.has_adoption &&
+        s.node_count > tracks_[target_].node_count) {
+      AbandonLocked("a larger graph started running");
+    } else {
+      return;
+    }
+  }
+  MaybeStartLocked(s.signature, &track, s);
+}
+
+bool Autotuner::LargerGraphSettledLocked(int node_count) const {
+  for (const auto& kv : tracks_) {
+    const Track& t = kv.second;
+    if (t.node_count > node_count && t.status.state != AutotuneState::kWaiting) return true;
+  }
+  return false;
+}
+
+void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
+                                 const StepSample& s) {
+  AutotuneStatus& st = track->status;
+  if (s.has_adoption) {
+    st.state = AutotuneState::kSkipped;
+    st.reason = "started from a cached or tuned setting";
+    return;
+  }
+  if (options_.candidates.size() < 2) {
+    st.state = AutotuneState::kSkipped;
+    st.reason = "only one layout fits this machine";
+    return;
+  }
+  if (track->ok_steps < options_.settle_steps) return;
+  if (control_->ExplicitLayout()) {
+    st.reason = "an explicit setting (configure() or the environment) is in force";
+    return;  // stays waiting: explored if the explicit setting goes away
+  }
+  if (track->saw_concurrency) {
+    st.state = AutotuneState::kSkipped;
+    st.reason = "steps of this graph ran concurrently; the default layout is kept";
+    return;
+  }
+  if (LargerGraphSettledLocked(track->node_count)) {
+    st.state = AutotuneState::kSkipped;
+    st.reason = "not the main graph: a larger graph was tuned";
+    return;
+  }
+  // Size the visits from the step time seen while settling (the steps after
+  // the first, which includes one-time work).
+  std::vector<double> settle(track->settle_ns.begin() + (track->settle_ns.size() > 1 ? 1 : 0),
+                             track->settle_ns.end());
+  const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
+  const bool long_steps = step_ns >= options_.long_step_ns;
+  st.reference_step_ns = step_ns;
+  st.discard_per_visit = long_steps ? 0 : 1;
+  st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
+      options_.visit_target_ns / step_ns, 1, options_.max_timed_per_visit));
+  st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+  // The default first: round 0 starts on the layout already in force.
+  st.order.clear();
+  st.order.push_back(options_.default_setting);
+  for (const LayoutSetting& c : options_.candidates) {
+    if (c != options_.default_setting) st.order.push_back(c);
+  }
+  st.visits_planned = st.rounds * static_cast<int>(st.order.size());
+  st.visits_done = 0;
+  st.round_medians_ns.assign(1, {});
+  st.state = AutotuneState::kExploring;
+  st.reason = "exploring";
+  target_ = signature;
+  live_ = st.order;
+  round_ = 0;
+  round_order_ = live_;
+  visit_index_ = 0;
+  exploration_start_ns_ = Now();
+  StartVisitLocked(track);
+}
+
+void Autotuner::StartVisitLocked(Track* track) {
+  const LayoutSetting& setting = round_order_[visit_index_];
+  track->status.current = setting;
+  control_->Explore(setting);
+  visit_start_ns_ = Now();
+  visit_steps_ = 0;
+  visit_timed_ns_.clear();
+}
+
+void Autotuner::RecordLocked(Track* track, const StepSample& s) {
+  if (s.start_ns < visit_start_ns_) return;  // began on the previous layout
+  AutotuneStatus& st = track->status;
+  const int64_t duration = s.end_ns - s.start_ns;
+  if (st.current != options_.default_setting) st.cost_ns += duration - st.reference_step_ns;
+  ++visit_steps_;
+  if (visit_steps_ <= st.discard_per_visit) return;
+  visit_timed_ns_.push_back(static_cast<double>(duration));
+  if (static_cast<int>(visit_timed_ns_.size()) >= st.timed_per_visit) FinishVisitLocked(track);
+}
+
+void Autotuner::FinishVisitLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  const double median = MedianOf(visit_timed_ns_);
+  st.round_medians_ns[round_][st.current] = median;
+  if (st.current == options_.default_setting) {
+    st.reference_step_ns = static_cast<int64_t>(median);
+  }
+  ++st.visits_done;
+  if (++visit_index_ < round_order_.size()) {
+    StartVisitLocked(track);
+    return;
+  }
+  // Round done: drop settings that cannot win.
+  std::vector<LayoutSetting> keep;
+  for (const LayoutSetting& setting : live_) {
+    bool drop = false;
+    if (setting != options_.default_setting) {
+      std::vector<double> ratios;
+      for (const auto& round : st.round_medians_ns) {
+        auto v = round.find(setting);
+        auto d = round.find(options_.default_setting);
+        if (v != round.end() && d != round.end() && d->second > 0) {
+          ratios.push_back(v->second / d->second);
+        }
+      }
+      drop = ShouldEliminate(ratios);
+    }
+    if (drop) {
+      st.eliminated_after_round[setting] = round_ + 1;
+    } else {
+      keep.push_back(setting);
+    }
+  }
+  live_ = keep;
+  ++round_;
+  // Visits left: the remaining rounds of the live settings.
+  st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
+  if (round_ >= st.rounds || live_.size() < 2) {
+    DecideLocked(track);
+    return;
+  }
+  st.round_medians_ns.emplace_back();
+  round_order_ = live_;
+  std::rotate(round_order_.begin(), round_order_.begin() + (round_ % round_order_.size()),
+              round_order_.end());
+  visit_index_ = 0;
+  StartVisitLocked(track);
+}
+
+void Autotuner::DecideLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  st.decision = DecideSetting(st.round_medians_ns, options_.default_setting, st.order);
+  st.chosen = st.decision.chosen;
+  st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;
+  st.reason = st.decision.reason;
+  st.exploration_wall_ns = Now() - exploration_start_ns_;
+  const std::string signature = target_;
+  target_.clear();
+  control_->StopExploring();
+  control_->Adopt(signature, st.chosen);
+  decisions_.push_back(AutotuneResult{signature, st});
+  decided_cv_.notify_all();
+}
+
+void Autotuner::AbandonLocked(const std::string& reason) {
+  Track& track = tracks_[target_];
+  track.status.state = AutotuneState::kSkipped;
+  track.status.reason = "exploration abandoned, default kept: " + reason;
+  track.status.exploration_wall_ns = Now() - exploration_start_ns_;
+  target_.clear();
+  control_->StopExploring();
+}
+
+bool Autotuner::Status(const std::string& signature, AutotuneStatus* out) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = tracks_.find(signature);
+  if (it == tracks_.end()) return false;
+  *out = it->second.status;
+  return true;
+}
+
+std::vector<AutotuneResult> Autotuner::TakeDecisions() {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<AutotuneResult> out;
+  out.swap(decisions_);
+  return out;
+}
+
+bool Autotuner::WaitForDecisions(int64_t timeout_ns) {
+  std::unique_lock<std::mutex> l(mu_);
+  return decided_cv_.wait_for(l, std::chrono::nanoseconds(timeout_ns),
+                              [&] { return !decisions_.empty(); });
+}
+
+void Autotuner::Reset() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!target_.empty()) {
+    target_.clear();
+    control_->StopExploring();
+  }
+  tracks_.clear();
+  decisions_.clear();
+}
+
+}  // namespace graphi

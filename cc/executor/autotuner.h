@@ -1,0 +1,183 @@
+// Zero-config autotuning: the team layout of a process's main graph is tuned
+// online, during its first steps, by the rule of tuning_decision.h.
+//
+// A graph with no cached or tuned setting that has finished `settle_steps`
+// steps, and is the largest graph the process has run so far, is explored:
+// its next steps run under each candidate layout in turn, in interleaved
+// rounds whose order rotates every round. Each visit of a setting discards
+// its first step (fresh teams, cold caches) and times the next few; the
+// visit's median is that round's figure. After every round a setting that is
+// clearly slower than the default (ShouldEliminate) is dropped. When the
+// rounds are done, DecideSetting picks the layout — a non-default one only if
+// it beat the default by more than its spread — and the LayoutControl adopts
+// it (the caller then caches it, so a later process starts tuned).
+//
+// Visit sizes follow the step time seen while settling, so a small model
+// spends a few seconds at most: about `visit_target_ns` of timed steps per
+// visit (at least 1, at most `max_timed_per_visit`), `rounds_short` rounds
+// for steps under `long_step_ns` and `rounds_long` above it.
+//
+// Exploration is abandoned (the default layout kept, nothing adopted, so a
+// later process tries again) when steps of the graph overlap (concurrent
+// requests make step times meaningless), when an explicit setting
+// (configure() or the environment) takes over, when autotuning is switched
+// off, or when a larger graph starts running.
+//
+// Layout changes are made by the LayoutControl between steps: a new layout
+// applies to steps that start after the call; a step that started before it
+// is not counted.
+//
+// Free of TensorFlow types. Thread-safety: thread-safe; OnStep() may be
+// called concurrently from any thread. LayoutControl methods are called with
+// the autotuner's lock held, so they must not call back into it.
+#ifndef GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
+#define GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cc/profiler/tuning_decision.h"
+
+namespace graphi {
+
+// What the autotuner asks of the process: the layout switch and its rules.
+class LayoutControl {
+ public:
+  virtual ~LayoutControl() = default;
+  // Whether autotuning is on (GRAPHI_AUTOTUNE, configure(autotune=...)).
+  virtual bool AutotuneEnabled() = 0;
+  // Whether configure() or the environment pins the layout (explicit
+  // settings always win over autotuning).
+  virtual bool ExplicitLayout() = 0;
+  // Runs later steps on `setting` until StopExploring().
+  virtual void Explore(const LayoutSetting& setting) = 0;
+  virtual void StopExploring() = 0;
+  // Records `chosen` as graph `signature`'s setting (source "autotuned").
+  virtual void Adopt(const std::string& signature, const LayoutSetting& chosen) = 0;
+};
+
+struct AutotuneOptions {
+  std::vector<LayoutSetting> candidates;  // must include default_setting
+  LayoutSetting default_setting{1, 1};
+  int settle_steps = 3;
+  int64_t visit_target_ns = 150 * 1000 * 1000;
+  int max_timed_per_visit = 8;
+  int64_t long_step_ns = 100 * 1000 * 1000;
+  int rounds_short = 5;
+  int rounds_long = 3;
+  // Monotonic clock (ns); tests inject a fake one.
+  std::function<int64_t()> clock;
+};
+
+// One finished step of a graph, as the executor saw it.
+struct StepSample {
+  std::string signature;
+  int node_count = 0;
+  bool has_adoption = false;  // a cached or tuned setting exists for it
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool ok = true;             // the step succeeded
+  bool concurrent = false;    // another step of the graph was in flight
+};
+
+enum class AutotuneState {
+  kWaiting,      // not (yet) explored: settling, not the main graph, or off
+  kExploring,
+  kAdopted,      // a non-default setting won and was adopted
+  kKeptDefault,  // no setting beat the default by more than its spread
+  kSkipped,      // not explored, or exploration abandoned (see reason)
+};
+const char* AutotuneStateName(AutotuneState state);
+
+struct AutotuneStatus {
+  AutotuneState state = AutotuneState::kWaiting;
+  std::string reason;
+  int visits_done = 0;
+  int visits_planned = 0;
+  int rounds = 0;
+  int discard_per_visit = 0;
+  int timed_per_visit = 0;
+  LayoutSetting current;  // layout being visited (while exploring)
+  LayoutSetting chosen;   // after the decision
+  // Time the exploring steps took beyond what the reference (default)
+  // layout would have taken, estimated from the default's medians.
+  int64_t cost_ns = 0;
+  int64_t exploration_wall_ns = 0;
+  int64_t reference_step_ns = 0;  // the default's step time (settling, then its rounds)
+  // Per-round medians (ns) and the decision, once made.
+  std::vector<std::map<LayoutSetting, double>> round_medians_ns;
+  std::map<LayoutSetting, int> eliminated_after_round;
+  std::vector<LayoutSetting> order;
+  TuningDecision decision;
+};
+
+struct AutotuneResult {
+  std::string signature;
+  AutotuneStatus status;
+};
+
+class Autotuner {
+ public:
+  Autotuner(AutotuneOptions options, LayoutControl* control);
+
+  // Feeds one finished step; may switch the layout for the next steps.
+  void OnStep(const StepSample& sample);
+
+  // The state of graph `signature`; false if no step of it was seen.
+  bool Status(const std::string& signature, AutotuneStatus* out) const;
+
+  // Decisions made since the last call (adopted or kept default), for the
+  // caller to persist.
+  std::vector<AutotuneResult> TakeDecisions();
+  // Waits up to `timeout_ns` for an untaken decision; returns whether one is
+  // there.
+  bool WaitForDecisions(int64_t timeout_ns);
+
+  // Forgets everything (stops exploring first).
+  void Reset();
+
+ private:
+  struct Track {
+    int node_count = 0;
+    int ok_steps = 0;
+    std::vector<int64_t> settle_ns;
+    bool saw_concurrency = false;
+    AutotuneStatus status;
+  };
+
+  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s);
+  void RecordLocked(Track* track, const StepSample& s);
+  void FinishVisitLocked(Track* track);
+  void StartVisitLocked(Track* track);
+  void DecideLocked(Track* track);
+  void AbandonLocked(const std::string& reason);
+  bool LargerGraphSettledLocked(int node_count) const;
+  int64_t Now() const;
+
+  const AutotuneOptions options_;
+  LayoutControl* const control_;
+
+  mutable std::mutex mu_;
+  std::condition_variable decided_cv_;
+  std::map<std::string, Track> tracks_;     // guarded by mu_
+  std::string target_;                      // guarded by mu_; empty: not exploring
+  // The visit in progress (target_ non-empty).
+  int round_ = 0;                           // guarded by mu_
+  std::vector<LayoutSetting> round_order_;  // guarded by mu_
+  size_t visit_index_ = 0;                  // guarded by mu_
+  int64_t visit_start_ns_ = 0;              // guarded by mu_
+  int visit_steps_ = 0;                     // guarded by mu_
+  std::vector<double> visit_timed_ns_;      // guarded by mu_
+  std::vector<LayoutSetting> live_;         // guarded by mu_
+  int64_t exploration_start_ns_ = 0;        // guarded by mu_
+  std::vector<AutotuneResult> decisions_;   // guarded by mu_
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_

@@ -1,0 +1,65 @@
+#include "cc/executor/process_autotuner.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cc/executor/runtime.h"
+#include "cc/executor/team_layout.h"
+#include "cc/profiler/graph_registry.h"
+
+namespace graphi {
+namespace {
+
+class RuntimeLayoutControl final : public LayoutControl {
+ public:
+  bool AutotuneEnabled() override { return Runtime::Get().AutotuneEnabled(); }
+  bool ExplicitLayout() override { return Runtime::Get().ExplicitLayout(); }
+  void Explore(const LayoutSetting& setting) override {
+    Runtime::Get().SetExploring(setting.first, setting.second);
+  }
+  void StopExploring() override { Runtime::Get().ClearExploring(); }
+  void Adopt(const std::string& signature, const LayoutSetting& chosen) override {
+    Adoption adoption;
+    adoption.setting.executors = chosen.first;
+    adoption.setting.threads_per_executor = chosen.second;
+    adoption.source = "autotuned";
+    if (std::shared_ptr<GraphProfile> profile = GraphRegistry::Get().Find(signature)) {
+      adoption.node_costs_ns = profile->costs().Estimates();
+      adoption.node_names = profile->node_names();
+    }
+    GraphRegistry::Get().Adopt(signature, adoption);
+  }
+};
+
+}  // namespace
+
+std::vector<LayoutSetting> TuningCandidates(const Topology& topology) {
+  const int tile_size =
+      topology.tiles.empty() ? 1 : std::max<int>(1, static_cast<int>(topology.tiles[0].size()));
+  std::vector<LayoutSetting> out;
+  for (const auto& s : SymmetricSettings(topology)) {
+    if (s.second == 1 || s.second % tile_size == 0) out.push_back(s);
+  }
+  return out;
+}
+
+Autotuner& ProcessAutotuner() {
+  static Autotuner* autotuner = [] {
+    const Topology& topology = Runtime::Get().topology();
+    AutotuneOptions options;
+    int e = 1, t = 1;
+    DefaultSetting(topology, &e, &t);
+    options.default_setting = {e, t};
+    options.candidates = TuningCandidates(topology);
+    if (std::find(options.candidates.begin(), options.candidates.end(),
+                  options.default_setting) == options.candidates.end()) {
+      options.candidates.push_back(options.default_setting);
+    }
+    static RuntimeLayoutControl* control = new RuntimeLayoutControl();
+    return new Autotuner(std::move(options), control);
+  }();
+  return *autotuner;
+}
+
+}  // namespace graphi

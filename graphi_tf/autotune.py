@@ -1,0 +1,159 @@
+"""Zero-config autotuning: what GRAPHI does for a graph nobody tuned.
+
+The native executor tunes the team layout of a process's main graph online, during its
+first steps, by the same interleaved, do-no-harm rule as ``graphi_tf.tune``
+(``graphi_tf.decision``; the C++ twin is ``cc/profiler/tuning_decision.h``), then adopts
+the result. This module writes each decision into the cache (``graphi_tf.cache``), so a
+later process that runs the same graph starts from it and does not explore again.
+
+Decisions are written by a daemon thread within half a second of being made and, for a
+process that exits right after, at exit.
+
+Switches: ``GRAPHI_AUTOTUNE=0`` or ``graphi_tf.configure(autotune=False)`` turn online
+tuning off; ``GRAPHI_TUNE=0`` turns off everything automatic (cache, ranks and
+autotuning). An explicit layout (``configure(executors=..., ...)`` or
+``GRAPHI_EXECUTORS`` / ``GRAPHI_THREADS_PER_EXECUTOR``) always wins.
+"""
+from __future__ import annotations
+
+import atexit
+import threading
+import warnings
+from typing import Any, List, Mapping, Optional
+
+from graphi_tf import cache as _cache
+
+# How often the persister looks for new decisions.
+_POLL_S = 0.5
+
+_persister_lock = threading.Lock()
+_persister: Optional[threading.Thread] = None
+_write_lock = threading.Lock()
+
+
+def _native(native: Any) -> Any:
+    if native is not None:
+        return native
+    from graphi_tf import _loader
+
+    return _loader.native()
+
+
+def enabled(native: Any = None) -> bool:
+    """Whether online autotuning is on in this process.
+
+    Raises:
+      ValueError: ``GRAPHI_AUTOTUNE`` holds an invalid value (the message names it and
+        the allowed values).
+    """
+    return bool(_native(native).autotune_enabled())
+
+
+def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any) -> _cache.CacheEntry:
+    from graphi_tf import decision as _decision
+
+    signature = str(decision["signature"])
+    chosen = tuple(int(v) for v in decision["chosen"])
+    default = tuple(int(v) for v in decision["default"])
+    rounds = [
+        {_decision.parse_label(label): float(ms) for label, ms in round_.items()}
+        for round_ in decision["round_medians_ms"]
+    ]
+    order = [tuple(int(v) for v in s) for s in decision["order"]]
+    verdict = _decision.decide(rounds, default, order)
+    evidence = verdict.to_dict()
+    evidence.update(
+        method="autotune",
+        eliminated_after_round=dict(decision.get("eliminated_after_round", {})),
+        discard_per_visit=int(decision["discard_per_visit"]),
+        timed_per_visit=int(decision["timed_per_visit"]),
+        exploration_s=float(decision["exploration_s"]),
+        cost_ms=float(decision["cost_ms"]),
+    )
+    medians = {}
+    for setting in order:
+        values = [r[setting] for r in rounds if setting in r]
+        if values:
+            medians[setting] = sorted(values)[len(values) // 2]
+    try:
+        profile = native.graph_profile(signature)
+    except KeyError:
+        profile = {"node_count": 0, "node_costs_ns": [], "node_names": []}
+    return _cache.CacheEntry.build(
+        signature=signature,
+        machine=_cache.machine_fingerprint(info),
+        executors=chosen[0],
+        threads_per_executor=chosen[1],
+        policy=str(info.get("policy") or ""),
+        median_step_ms=float(medians.get(chosen, decision.get("reference_step_ms", 0.0))),
+        node_count=int(profile.get("node_count", 0)),
+        node_costs_ns=list(profile.get("node_costs_ns", [])),
+        node_names=list(profile.get("node_names", [])),
+        note=f"autotuned online: {decision['reason']}",
+        tf_version=info.get("tf_version"),
+        graphi_tf_version=info.get("version"),
+        evidence=evidence,
+    )
+
+
+def persist_decisions(native: Any = None) -> List[str]:
+    """Writes the autotuner's new decisions into the cache; returns the paths written.
+
+    Called by the background persister and at exit; safe to call any time. A cache that
+    cannot be written is reported (a ``GraphiCacheWarning``) and loses nothing else.
+    """
+    native = _native(native)
+    with _write_lock:
+        decisions = native.take_autotune_decisions()
+        if not decisions:
+            return []
+        from graphi_tf.info import info as _info
+
+        info = _info()
+        paths = []
+        for decision in decisions:
+            try:
+                paths.append(str(_cache.write_entry(_entry_for(decision, info, native))))
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                warnings.warn(
+                    _cache.GraphiCacheWarning(
+                        f"graphi_tf autotune: could not cache the setting of graph "
+                        f"{decision.get('signature')}: {e}"
+                    ),
+                    stacklevel=2,
+                )
+        return paths
+
+
+def _persist_until_stopped(native: Any, stop: threading.Event) -> None:
+    # Polls from Python rather than waiting inside native code: a daemon thread that
+    # the interpreter stops at exit must not be inside C++ frames then.
+    while not stop.wait(_POLL_S):
+        try:
+            persist_decisions(native)
+        except Exception as e:  # never let the persister die silently
+            warnings.warn(_cache.GraphiCacheWarning(f"graphi_tf autotune persister: {e}"))
+
+
+def start_persister(native: Any = None) -> None:
+    """Starts the daemon thread that caches decisions as they are made (once per
+    process) and the exit hook that stops it and catches the last ones."""
+    global _persister
+    native = _native(native)
+    with _persister_lock:
+        if _persister is not None:
+            return
+        stop = threading.Event()
+        _persister = threading.Thread(
+            target=_persist_until_stopped, args=(native, stop), name="graphi_tf-autotune-cache", daemon=True
+        )
+        _persister.start()
+    atexit.register(_persist_at_exit, native, stop)
+
+
+def _persist_at_exit(native: Any, stop: threading.Event) -> None:
+    stop.set()
+    try:
+        persist_decisions(native)
+    except Exception:  # at exit there is nobody left to tell
+        pass

@@ -1,0 +1,281 @@
+// The online autotuner's state machine, driven by a fake clock, fake steps
+// and a fake LayoutControl: what it explores, in what order, what it decides,
+// and when it gives up.
+#include "cc/executor/autotuner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace graphi {
+namespace {
+
+constexpr int64_t kMs = 1000 * 1000;
+
+class FakeControl : public LayoutControl {
+ public:
+  bool AutotuneEnabled() override { return enabled; }
+  bool ExplicitLayout() override { return explicit_layout; }
+  void Explore(const LayoutSetting& s) override {
+    exploring = true;
+    current = s;
+    visits.push_back(s);
+  }
+  void StopExploring() override {
+    exploring = false;
+    current = kDefault;
+  }
+  void Adopt(const std::string& signature, const LayoutSetting& chosen) override {
+    adopted[signature] = chosen;
+  }
+
+  static constexpr LayoutSetting kDefault{2, 1};
+  bool enabled = true;
+  bool explicit_layout = false;
+  bool exploring = false;
+  LayoutSetting current = kDefault;
+  std::vector<LayoutSetting> visits;
+  std::map<std::string, LayoutSetting> adopted;
+};
+
+// Runs steps back to back on a fake clock; each step's duration is what
+// `step_ms(current layout, step index)` says.
+class Harness {
+ public:
+  Harness() : tuner_(Options(), &control_) {}
+
+  static AutotuneOptions Options() {
+    AutotuneOptions o;
+    o.default_setting = FakeControl::kDefault;
+    o.candidates = {{1, 1}, {1, 2}, {2, 1}};
+    o.clock = [] { return now_ns; };
+    return o;
+  }
+
+  template <class F>
+  void Run(int steps, F step_ms, const std::string& sig = "main", int nodes = 100) {
+    for (int i = 0; i < steps; ++i) {
+      StepSample s;
+      s.signature = sig;
+      s.node_count = nodes;
+      s.has_adoption = control_.adopted.count(sig) > 0;
+      s.start_ns = ++now_ns;
+      now_ns += static_cast<int64_t>(step_ms(control_.current, step_index_++) * kMs);
+      s.end_ns = now_ns;
+      tuner_.OnStep(s);
+    }
+  }
+
+  AutotuneStatus Status(const std::string& sig = "main") {
+    AutotuneStatus st;
+    EXPECT_TRUE(tuner_.Status(sig, &st));
+    return st;
+  }
+
+  static inline int64_t now_ns = 0;
+  FakeControl control_;
+  Autotuner tuner_;
+  int step_index_ = 0;
+};
+
+double Fixed(const LayoutSetting& s, int) {
+  if (s == LayoutSetting{1, 2}) return 20;  // the fastest
+  if (s == LayoutSetting{1, 1}) return 40;
+  return 25;                                // the default
+}
+
+TEST(AutotunerTest, ExploresAfterSettlingAndAdoptsAClearlyFasterSetting) {
+  Harness h;
+  h.Run(3, Fixed);
+  EXPECT_EQ(h.Status().state, AutotuneState::kExploring);
+  h.Run(400, Fixed);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(st.chosen, (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+  EXPECT_FALSE(h.control_.exploring);
+  EXPECT_GT(st.cost_ns, 0);  // 1x1 cost more than the default
+}
+
+TEST(AutotunerTest, KeepsTheDefaultWhenNothingBeatsItByMoreThanItsSpread) {
+  Harness h;
+  // 1x2 is as fast as the default, give or take 5% noise that alternates.
+  h.Run(400, [](const LayoutSetting& s, int i) {
+    if (s == LayoutSetting{1, 1}) return 40.0;
+    if (s == LayoutSetting{1, 2}) return (i / 7) % 2 ? 23.75 : 26.25;
+    return 25.0;
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(st.chosen, FakeControl::kDefault);
+  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+}
+
+TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
+  Harness h;
+  // 1x1 is slower than the default, except in one burst during which the
+  // default's own visit ran 3x slow: one round makes 1x1 look fastest.
+  int burst_at = -1;
+  h.Run(400, [&](const LayoutSetting& s, int i) {
+    AutotuneStatus st;
+    const bool in_round_1 = h.tuner_.Status("main", &st) &&
+                            st.state == AutotuneState::kExploring &&
+                            st.round_medians_ns.size() == 2;
+    if (in_round_1 && s == FakeControl::kDefault) {
+      burst_at = i;
+      return 75.0;
+    }
+    return s == LayoutSetting{1, 1} ? 30.0 : 25.0;
+  });
+  ASSERT_GE(burst_at, 0);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(st.chosen, FakeControl::kDefault);
+}
+
+TEST(AutotunerTest, RotatesTheOrderOfSettingsEveryRound) {
+  Harness h;
+  h.Run(3 + 7 * 6, [](const LayoutSetting&, int) { return 25.0; });  // two rounds
+  ASSERT_GE(h.control_.visits.size(), 6u);
+  // Round 0 starts on the default; round 1 starts on the next setting.
+  EXPECT_EQ(h.control_.visits[0], FakeControl::kDefault);
+  EXPECT_EQ(h.control_.visits[3], h.control_.visits[1]);
+  EXPECT_NE(h.control_.visits[3], h.control_.visits[0]);
+}
+
+TEST(AutotunerTest, EliminatesASettingThatIsMuchSlowerInTwoRounds) {
+  Harness h;
+  h.Run(400, Fixed);
+  const AutotuneStatus st = h.Status();
+  ASSERT_EQ(st.eliminated_after_round.count({1, 1}), 1u);
+  EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 2);
+  int visits_1x1 = 0;
+  for (const auto& v : h.control_.visits) visits_1x1 += v == LayoutSetting{1, 1};
+  EXPECT_EQ(visits_1x1, 2);
+}
+
+TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
+  Harness small;
+  small.Run(3, [](const LayoutSetting&, int) { return 25.0; });
+  EXPECT_EQ(small.Status().timed_per_visit, 6);  // 150 ms of 25 ms steps
+  EXPECT_EQ(small.Status().discard_per_visit, 1);
+  EXPECT_EQ(small.Status().rounds, 5);
+  Harness large;
+  large.Run(3, [](const LayoutSetting&, int) { return 1300.0; });
+  EXPECT_EQ(large.Status().timed_per_visit, 1);
+  EXPECT_EQ(large.Status().discard_per_visit, 0);
+  EXPECT_EQ(large.Status().rounds, 3);
+}
+
+TEST(AutotunerTest, ASmallModelSpendsAFewSecondsAtMost) {
+  Harness h;
+  const int64_t start = Harness::now_ns;
+  h.Run(1000, Fixed);
+  const AutotuneStatus st = h.Status();
+  ASSERT_NE(st.state, AutotuneState::kExploring);
+  EXPECT_LT(st.exploration_wall_ns, 5000 * kMs);
+  EXPECT_LT(st.cost_ns, 2000 * kMs);
+  (void)start;
+}
+
+TEST(AutotunerTest, DoesNothingWhenSwitchedOff) {
+  Harness h;
+  h.control_.enabled = false;
+  h.Run(100, Fixed);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
+}
+
+TEST(AutotunerTest, SwitchingOffWhileExploringGoesBackToTheDefault) {
+  Harness h;
+  h.Run(10, Fixed);
+  ASSERT_TRUE(h.control_.exploring);
+  h.control_.enabled = false;
+  h.Run(1, Fixed);
+  EXPECT_FALSE(h.control_.exploring);
+  EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
+  EXPECT_TRUE(h.control_.adopted.empty());
+}
+
+TEST(AutotunerTest, AnExplicitSettingWins) {
+  Harness h;
+  h.control_.explicit_layout = true;
+  h.Run(100, Fixed);
+  EXPECT_TRUE(h.control_.visits.empty());
+  // Once it is gone, the graph is explored.
+  h.control_.explicit_layout = false;
+  h.Run(1, Fixed);
+  EXPECT_EQ(h.Status().state, AutotuneState::kExploring);
+  h.control_.explicit_layout = true;
+  h.Run(1, Fixed);
+  EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
+  EXPECT_FALSE(h.control_.exploring);
+}
+
+TEST(AutotunerTest, AGraphWithACachedSettingIsNotExplored) {
+  Harness h;
+  h.control_.adopted["main"] = {1, 1};
+  h.Run(100, Fixed);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
+}
+
+TEST(AutotunerTest, ConcurrentStepsAbandonExploration) {
+  Harness h;
+  h.Run(10, Fixed);
+  ASSERT_TRUE(h.control_.exploring);
+  StepSample s;
+  s.signature = "main";
+  s.node_count = 100;
+  s.start_ns = ++Harness::now_ns;
+  s.end_ns = (Harness::now_ns += 25 * kMs);
+  s.concurrent = true;
+  h.tuner_.OnStep(s);
+  EXPECT_FALSE(h.control_.exploring);
+  EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
+  EXPECT_TRUE(h.control_.adopted.empty());
+}
+
+TEST(AutotunerTest, ALargerGraphTakesOverAsTheMainGraph) {
+  Harness h;
+  h.Run(10, Fixed, "small", 10);
+  ASSERT_TRUE(h.control_.exploring);
+  h.Run(3, Fixed, "large", 1000);
+  EXPECT_EQ(h.Status("small").state, AutotuneState::kSkipped);
+  EXPECT_EQ(h.Status("large").state, AutotuneState::kExploring);
+  h.Run(400, Fixed, "large", 1000);
+  EXPECT_EQ(h.Status("large").state, AutotuneState::kAdopted);
+  // The small graph keeps its place behind the large one.
+  h.Run(10, Fixed, "other_small", 10);
+  EXPECT_EQ(h.Status("other_small").state, AutotuneState::kSkipped);
+}
+
+TEST(AutotunerTest, IgnoresAStepThatStartedBeforeTheLayoutChanged) {
+  Harness h;
+  h.Run(3, Fixed);
+  const AutotuneStatus before = h.Status();
+  StepSample s;
+  s.signature = "main";
+  s.node_count = 100;
+  s.start_ns = 0;  // long before the visit started
+  s.end_ns = ++Harness::now_ns;
+  h.tuner_.OnStep(s);
+  h.tuner_.OnStep(s);
+  EXPECT_EQ(h.Status().visits_done, before.visits_done);
+  EXPECT_EQ(h.Status().cost_ns, before.cost_ns);
+}
+
+TEST(AutotunerTest, DecisionsAreHandedOutOnce) {
+  Harness h;
+  h.Run(400, Fixed);
+  std::vector<AutotuneResult> first = h.tuner_.TakeDecisions();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].signature, "main");
+  EXPECT_TRUE(h.tuner_.TakeDecisions().empty());
+  EXPECT_FALSE(h.tuner_.WaitForDecisions(1000));
+}
+
+}  // namespace
+}  // namespace graphi
