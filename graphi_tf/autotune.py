@@ -56,7 +56,7 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
     chosen = tuple(int(v) for v in decision["chosen"])
     default = tuple(int(v) for v in decision["default"])
     rounds = [
-        {_decision.parse_label(label): float(ms) for label, ms in round_.items()}
+        {_decision.parse_setting_label(label): float(ms) for label, ms in round_.items()}
         for round_ in decision["round_medians_ms"]
     ]
     order = [tuple(int(v) for v in s) for s in decision["order"]]

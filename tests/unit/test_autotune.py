@@ -1,0 +1,152 @@
+"""Zero-config autotuning, end to end: a process that runs a graph nobody tuned explores
+the layouts during its first steps, adopts the result and caches it; a later process
+starts from the cache; the switches and explicit settings are obeyed.
+
+Each case runs in its own process (the autotuner and the teams are process-wide) on a
+private GRAPHI_CACHE_DIR. The state machine itself is specified by the C++ unit tests
+(tests/cc/autotuner_test.cc) with a fake clock; these tests check the wiring, not speed.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.timeout(240)
+
+# A small TF1 step on GRAPHI, run `steps` times; prints what info() says afterwards.
+SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    import tensorflow as tf
+    import graphi_tf
+
+    steps = int(sys.argv[1])
+    mode = sys.argv[2] if len(sys.argv) > 2 else ""
+    if mode == "configure_off":
+        graphi_tf.configure(autotune=False)
+    elif mode == "configure_layout":
+        graphi_tf.configure(executors=1, threads_per_executor=1)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.get_variable(
+            "x", initializer=np.random.RandomState(0).rand(48, 48).astype(np.float32) / 48,
+            use_resource=True)
+        init = tf.compat.v1.global_variables_initializer()
+        outs = []
+        for branch in range(4):
+            y = x
+            for _ in range(4):
+                y = tf.tanh(tf.matmul(y, x))
+            outs.append(y)
+        total = tf.add_n(outs)
+    sess = tf.compat.v1.Session(graph=graph, config=graphi_tf.session_config())
+    sess.run(init)
+    results = [sess.run(total) for _ in range(steps)]
+    same = all(np.array_equal(results[0], r) for r in results)
+    info = graphi_tf.info()
+    main = max(info["graphs"], key=lambda g: g["node_count"])
+    from graphi_tf import autotune
+    written = autotune.persist_decisions()
+    json.dump({"main": main, "same_results": same, "enabled": info["autotune_enabled"],
+               "written": written, "cache": sorted(os.listdir(os.environ["GRAPHI_CACHE_DIR"]))
+               if os.path.isdir(os.environ["GRAPHI_CACHE_DIR"]) else []}, sys.stdout)
+""")
+
+
+def run(tmp_path, steps, mode="", **env_extra):
+    script = tmp_path / "step.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"), **env_extra)
+    done = subprocess.run([sys.executable, str(script), str(steps), mode], env=env,
+                          capture_output=True, text=True, timeout=200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def test_an_untuned_graph_is_explored_then_adopted_and_cached(tmp_path):
+    out, _ = run(tmp_path, 400)
+    tune = out["main"]["autotune"]
+    assert tune["state"] in ("adopted", "kept_default"), tune
+    assert out["main"]["source"] == "autotuned"
+    assert tune["chosen"] == [out["main"]["executors"], out["main"]["threads_per_executor"]]
+    assert len(tune["round_medians_ms"]) >= 2
+    assert out["cache"], "the decision was not cached"
+    assert out["same_results"]
+
+
+def test_a_later_process_starts_from_the_cached_decision(tmp_path):
+    first, _ = run(tmp_path, 400)
+    assert first["main"]["autotune"]["state"] in ("adopted", "kept_default")
+    second, _ = run(tmp_path, 20)
+    assert second["main"]["source"] == "cache"
+    assert second["main"]["autotune"]["state"] == "skipped"
+    assert [second["main"]["executors"], second["main"]["threads_per_executor"]] == \
+        first["main"]["autotune"]["chosen"]
+
+
+def test_graphi_autotune_0_leaves_the_default_layout(tmp_path):
+    out, _ = run(tmp_path, 100, GRAPHI_AUTOTUNE="0")
+    assert out["enabled"] is False
+    assert out["main"]["autotune"]["state"] == "waiting"
+    assert out["main"]["source"] == "default"
+    assert out["cache"] == []
+
+
+def test_graphi_tune_0_turns_autotuning_off_too(tmp_path):
+    out, _ = run(tmp_path, 100, GRAPHI_TUNE="0")
+    assert out["enabled"] is False
+    assert out["main"]["autotune"]["state"] == "waiting"
+
+
+def test_configure_autotune_false_turns_it_off(tmp_path):
+    out, _ = run(tmp_path, 100, "configure_off")
+    assert out["enabled"] is False
+    assert out["main"]["autotune"]["state"] == "waiting"
+
+
+def test_an_explicit_layout_is_never_overridden(tmp_path):
+    out, _ = run(tmp_path, 100, "configure_layout")
+    assert out["main"]["source"] == "configure"
+    assert [out["main"]["executors"], out["main"]["threads_per_executor"]] == [1, 1]
+    assert out["main"]["autotune"]["state"] == "waiting"
+    assert "explicit" in out["main"]["autotune"]["reason"]
+
+
+def test_an_environment_layout_is_never_overridden(tmp_path):
+    out, _ = run(tmp_path, 100, GRAPHI_EXECUTORS="1", GRAPHI_THREADS_PER_EXECUTOR="1")
+    assert out["main"]["source"] == "environment"
+    assert out["main"]["autotune"]["state"] == "waiting"
+
+
+def test_an_invalid_graphi_autotune_names_the_setting(tmp_path):
+    script = tmp_path / "step.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"), GRAPHI_AUTOTUNE="maybe")
+    done = subprocess.run([sys.executable, str(script), "3"], env=env, capture_output=True,
+                          text=True, timeout=200)
+    assert done.returncode != 0
+    assert "GRAPHI_AUTOTUNE='maybe' is not a valid setting; allowed: 0 (off) or 1 (on" in done.stderr
+
+
+def test_the_native_rule_decides_like_graphi_tf_decision():
+    import graphi_tf
+    from graphi_tf import _loader, decision
+
+    native = _loader.native()
+    d, o = (2, 1), (1, 2)
+    cases = [
+        [{d: 10.0, o: 8.0}, {d: 20.0, o: 16.4}, {d: 10.0, o: 7.9}],
+        [{d: 10.0, o: 9.0}, {d: 10.0, o: 11.0}, {d: 10.0, o: 9.0}],
+        [{d: 10.0, o: 5.0}],
+        [{d: 10.0, o: 9.7}, {d: 10.0, o: 9.75}, {d: 12.0, o: 11.7}],
+    ]
+    for rounds in cases:
+        py = decision.decide(rounds, d, [d, o])
+        cc = native.decide_setting(rounds, d, [d, o])
+        assert tuple(cc["chosen"]) == tuple(py.chosen), rounds
+        assert cc["adopted"] == py.adopted, rounds
