@@ -7,8 +7,9 @@
 * tf.function / Keras: ``with graphi_tf.executor_scope():``
   (or ``tf.experimental.function_executor_type("GRAPHI")``).
 
-``graphi_tf.tune(step_fn)`` sweeps the team layouts for a step, keeps the fastest
-and caches it per graph signature, so later processes start tuned.
+``graphi_tf.tune(step_fn)`` times the team layouts for a step in interleaved rounds,
+adopts one only if it beats the default by more than its noise, and caches the outcome
+per graph signature, so later processes start tuned.
 """
 from graphi_tf import _loader
 from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config
