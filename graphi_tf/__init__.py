@@ -7,9 +7,10 @@
 * tf.function / Keras: ``with graphi_tf.executor_scope():``
   (or ``tf.experimental.function_executor_type("GRAPHI")``).
 
-A graph nobody tuned is tuned online during its first steps (zero-config autotuning,
-``GRAPHI_AUTOTUNE=0`` turns it off); ``graphi_tf.tune(step_fn)`` does the same sweep
-on request, longer. Either way the result is cached per graph signature, so later
+A graph nobody tuned is tuned online during its first steps (zero-config autotuning;
+``GRAPHI_AUTOTUNE=0`` turns it off). ``graphi_tf.tune(step_fn)`` does the same on request,
+longer: it times the team layouts in interleaved rounds, adopts one only if it beats the
+default by more than its noise, and caches the outcome per graph signature, so later
 processes start tuned.
 """
 from graphi_tf import _loader

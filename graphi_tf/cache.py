@@ -1,8 +1,9 @@
 """The per-graph config cache: tuned settings and node costs, one JSON file per graph.
 
-An entry records what ``graphi_tf.tune`` found for one graph on one machine: the fastest
-setting (E executor teams × T threads, ready-op policy), the sweep table, and the measured
-cost of every node. A later process that runs the same graph on the same machine with the
+An entry records what ``graphi_tf.tune`` decided for one graph on one machine: the chosen
+setting (E executor teams × T threads, ready-op policy; the default when no setting beat
+it), the sweep table, the evidence of the decision (per-round medians, ratios to the
+default, their spread, the reason), and the measured cost of every node. A later process that runs the same graph on the same machine with the
 same TensorFlow and graphi_tf adopts it at import (``apply_cached_entries``), so it runs
 tuned from its first step without code changes.
 
@@ -31,6 +32,8 @@ import tempfile
 import time
 import warnings
 from typing import Any, Mapping, Optional, Sequence
+
+from graphi_tf import decision as _decision
 
 SCHEMA_VERSION = 1
 """Version of the entry layout; an entry with another version is ignored (and reported)."""
@@ -191,14 +194,20 @@ class CacheEntry:
       tf_version, graphi_tf_version: versions of the writer.
       machine: ``machine_fingerprint()`` of the writer.
       setting: ``{"executors": E, "threads_per_executor": T, "policy": str}``.
-      median_step_ms: median step time of that setting in the sweep.
-      table: the sweep, one dict per setting (executors, threads_per_executor, median_ms,
-        min_ms, max_ms, vs_best).
+      median_step_ms: median step time of that setting in the sweep (for ``tune``: the
+        median of its per-round medians).
+      table: the sweep, one dict per setting (``tune``: executors, threads_per_executor,
+        median_ms, min_ms, max_ms, round_medians_ms, ratio_median, ratio_spread, rounds,
+        eliminated_after_round; entries of older versions have vs_best instead).
       node_count: nodes in the graph.
       node_costs_ns: measured cost per node id (-1: unknown).
       node_names: node name per node id (costs are only used if these match the graph).
       created_unix: when it was written (seconds since the epoch).
       note: free text (who wrote it, how).
+      evidence: why this setting: ``graphi_tf.decision.Decision.to_dict()`` (default and
+        chosen setting, reason, per-setting round medians, ratios, ratio median and
+        spread, eliminated_after_round; shape in ``build``), or None (entries written
+        before the decision rule, or by writers without one). Optional in the file.
     """
 
     key: str
@@ -215,6 +224,7 @@ class CacheEntry:
     node_names: list
     created_unix: float
     note: str = ""
+    evidence: Optional[dict] = None
 
     @classmethod
     def build(
@@ -234,8 +244,31 @@ class CacheEntry:
         tf_version: Optional[str] = None,
         graphi_tf_version: Optional[str] = None,
         created_unix: Optional[float] = None,
+        evidence: Optional[Mapping[str, Any]] = None,
     ) -> "CacheEntry":
-        """A new entry for this process's versions (unless given), with its key computed."""
+        """A new entry for this process's versions (unless given), with its key computed.
+
+        ``evidence`` is None or a plain dict in ``graphi_tf.decision.Decision.to_dict()``
+        shape (settings as "ExT" labels, round indices 0-based)::
+
+            {"default": "2x1", "chosen": "1x2", "adopted": true,
+             "reason": "1x2 adopted: 0.83 ± 0.04 of the default 2x1 over 6 rounds",
+             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2},   # optional
+             "evidence": [{"setting": "2x1", "round_medians_ms": [25.1, 24.9, ...],
+                           "ratios": [1.0, 1.0, ...], "ratio_median": 1.0,
+                           "ratio_spread": 0.0, "eliminated_after_round": null},
+                          {"setting": "1x2", "round_medians_ms": [20.8, null, ...], ...}]}
+
+        ``round_medians_ms`` has one item per round (null where the setting was not
+        timed); ``ratio_median``/``ratio_spread`` are null for a setting with no ratio.
+
+        Raises:
+          ValueError: ``evidence`` does not have that shape, or its ``chosen`` is not
+            ``executors`` x ``threads_per_executor`` (the message says which field).
+        """
+        if evidence is not None:
+            evidence = json.loads(json.dumps(dict(evidence)))  # a plain, JSON-able copy
+            _check_evidence(evidence, int(executors), int(threads_per_executor))
         tf_version = tf_version if tf_version is not None else _current_tf_version()
         graphi_tf_version = graphi_tf_version if graphi_tf_version is not None else _current_graphi_version()
         machine = _canonical_fingerprint(machine)
@@ -258,7 +291,12 @@ class CacheEntry:
             node_names=[str(n) for n in node_names],
             created_unix=float(time.time() if created_unix is None else created_unix),
             note=str(note),
+            evidence=evidence,
         )
+
+    def decision(self) -> Optional["_decision.Decision"]:
+        """The evidence as a ``graphi_tf.decision.Decision`` (None if the entry has none)."""
+        return None if self.evidence is None else _decision.Decision.from_dict(self.evidence)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -280,7 +318,7 @@ class CacheEntry:
                 f"schema version {schema!r}, this graphi_tf reads version {SCHEMA_VERSION}"
             )
         for field in dataclasses.fields(cls):
-            if field.name not in data:
+            if field.name not in data and field.name not in _OPTIONAL_FIELDS:
                 raise ValueError(f"missing field {field.name!r}")
         _check(data, "key", str)
         _check(data, "signature", str)
@@ -313,14 +351,34 @@ class CacheEntry:
             raise ValueError(
                 f"{len(data['node_costs_ns'])} node costs but {len(data['node_names'])} node names"
             )
+        evidence = data.get("evidence")
+        if evidence is not None:
+            _check_evidence(evidence, setting["executors"], setting["threads_per_executor"])
         expected_key = entry_key(data["signature"], data["tf_version"], data["graphi_tf_version"], machine)
         if data["key"] != expected_key:
             raise ValueError(f"key {data['key']!r} does not match its content (expected {expected_key!r})")
-        return cls(**{field.name: data[field.name] for field in dataclasses.fields(cls)})
+        return cls(**{field.name: data[field.name] for field in dataclasses.fields(cls) if field.name in data})
+
+
+# Fields an entry file may lack (added after SCHEMA_VERSION 1 was first written; the
+# dataclass default applies).
+_OPTIONAL_FIELDS = ("evidence",)
 
 
 class _SchemaMismatch(ValueError):
     pass
+
+
+def _check_evidence(evidence: Any, executors: int, threads_per_executor: int) -> None:
+    try:
+        decision = _decision.Decision.from_dict(evidence)
+    except ValueError as e:
+        raise ValueError(f"field 'evidence' is invalid: {e}") from None
+    if decision.chosen != (executors, threads_per_executor):
+        raise ValueError(
+            f"field 'evidence' chose {evidence['chosen']} but the entry's setting is "
+            f"{executors}x{threads_per_executor}"
+        )
 
 
 def _is_int(value: Any) -> bool:

@@ -2,7 +2,7 @@
 
     graphi-tf info                       versions, cores, tiles, teams (JSON)
     graphi-tf cache list [--json]        cached tuned settings
-    graphi-tf cache show KEY             one entry (JSON); KEY may be a unique prefix
+    graphi-tf cache show KEY [--json]    one entry and its tuning evidence; KEY may be a unique prefix
     graphi-tf cache clear                remove every entry
     graphi-tf tune --model NAME [--size S] [--mode M]
                                          tune a bundled model (lstm, phased_lstm, pathnet, googlenet)
@@ -20,8 +20,10 @@ import os
 import sys
 from typing import Any, Callable, List, Optional, Sequence
 
+from graphi_tf import decision as _decision
 from graphi_tf import models as _models
 from graphi_tf._argtypes import int_at_least as _int_at_least
+from graphi_tf.tune import DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_WARMUP, DISCARD_STEPS_PER_VISIT
 
 MODELS = _models.MODELS
 SIZES = _models.SIZES
@@ -54,20 +56,29 @@ def _build_parser() -> argparse.ArgumentParser:
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     listing = cache_sub.add_parser("list", help="list entries: key, signature, setting, median, created")
     listing.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
-    show = cache_sub.add_parser("show", help="print one entry as JSON")
+    show = cache_sub.add_parser("show", help="print one entry: setting, decision and its evidence")
     show.add_argument("key", help="entry key (or a unique prefix of one)")
+    show.add_argument("--json", action="store_true", help="print the entry file's JSON instead")
     cache_sub.add_parser("clear", help="remove every entry")
 
     tune = sub.add_parser(
-        "tune", help="time a step under every team layout, apply and cache the fastest",
+        "tune", help="time a step under every team layout; adopt one only if it beats the default",
         description="Time a training step under every symmetric team layout that fits this "
-                    "machine, and cache the fastest for the step's graphs.")
+                    "machine, in interleaved rounds, and adopt a layout only if it beats the "
+                    "default by more than its spread (else keep the default); apply and cache "
+                    "the outcome with its evidence for the step's graphs (docs/tuning.md).")
     what = tune.add_mutually_exclusive_group(required=True)
     what.add_argument("--model", choices=MODELS, help="a bundled model (graphi_tf.models; docs/models.md)")
     what.add_argument("--script", metavar="FILE.py",
                       help="a Python file defining build_step() that returns a zero-argument step callable")
-    tune.add_argument("--warmup", type=_int_at_least(0), default=20, help="untimed steps per setting (default 20)")
-    tune.add_argument("--steps", type=_int_at_least(1), default=30, help="timed steps per setting (default 30)")
+    tune.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
+                      help=f"untimed steps on each setting's first visit (default {DEFAULT_WARMUP})")
+    tune.add_argument("--rounds", type=_int_at_least(_decision.MIN_ROUNDS_TO_ADOPT), default=DEFAULT_ROUNDS,
+                      help="rounds; each visits every live setting, order rotated per round "
+                           f"(default {DEFAULT_ROUNDS}, at least {_decision.MIN_ROUNDS_TO_ADOPT})")
+    tune.add_argument("--steps", type=_int_at_least(1), default=DEFAULT_STEPS,
+                      help=f"timed steps per setting per round, after {DISCARD_STEPS_PER_VISIT} "
+                           f"discarded (default {DEFAULT_STEPS})")
     tune.add_argument("--settings", type=_parse_settings, default=None, metavar="ExT,...",
                       help="settings to try, e.g. 1x1,2x1 (default: all that fit on whole tiles)")
     tune.add_argument("--policy", default=None, help="ready-op policy (default: the one in force)")
@@ -145,14 +156,77 @@ def _cache_command(args: argparse.Namespace) -> int:
         entry = cache.read_entry(matches[0])
         if entry is None:
             return _error(f"cache entry {matches[0]} is not valid (see the warning above)", 1)
-        json.dump(entry.to_dict(), sys.stdout, indent=2, sort_keys=True)
-        sys.stdout.write("\n")
+        if args.json:
+            json.dump(entry.to_dict(), sys.stdout, indent=2, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            print(_format_entry(entry, matches[0]))
         return 0
     if args.cache_command == "clear":
         removed = cache.clear(directory)
         print(f"removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {directory}")
         return 0
     raise AssertionError(args.cache_command)  # argparse allows nothing else
+
+
+def _format_entry(entry: Any, path: Any) -> str:
+    """``cache show``: the entry's identity, setting and note, then its decision: the
+    reason, the evidence table, and each setting's per-round medians with their ratio to
+    the default."""
+    s = entry.setting
+    m = entry.machine
+    tiles = m["tiles"]
+    known = sum(1 for c in entry.node_costs_ns if c >= 0)
+    fields = [
+        ("key", entry.key),
+        ("path", str(path)),
+        ("signature", entry.signature),
+        ("setting", f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip()),
+        ("median", f"{entry.median_step_ms:.3f} ms per step"),
+        ("created", _format_created(entry.created_unix)),
+        ("versions", f"TensorFlow {entry.tf_version}, graphi_tf {entry.graphi_tf_version}"),
+        ("machine", f"{m['cpu_model']}, {m['usable_cores']} usable cores, {len(tiles)} tiles of "
+                    f"{'/'.join(str(n) for n in sorted(set(tiles)))} cores"),
+        ("nodes", f"{entry.node_count} ({known} with a measured cost)"),
+        ("note", entry.note or "-"),
+    ]
+    width = max(len(name) for name, _ in fields)
+    lines = [f"{name.ljust(width)}  {value}" for name, value in fields]
+    decision = entry.decision()
+    if decision is None:
+        lines.append(f"{'decision'.ljust(width)}  - (no evidence recorded: written before tune kept it)")
+        return "\n".join(lines)
+    lines.append(f"{'decision'.ljust(width)}  {decision.reason}")
+    lines.append("")
+    lines += _decision.format_evidence(decision)
+    lines.append("")
+    lines += _format_rounds(decision)
+    return "\n".join(lines)
+
+
+def _format_rounds(decision: Any) -> List[str]:
+    """Per-round median (ms) of each setting, with its ratio to the default that round."""
+    default = decision.evidence_for(decision.default).round_medians_ms
+    n = max((len(ev.round_medians_ms) for ev in decision.evidence), default=0)
+    rows = []
+    for ev in decision.evidence:
+        cells = [ev.label]
+        for r in range(n):
+            mine = ev.round_medians_ms[r] if r < len(ev.round_medians_ms) else None
+            base = default[r] if r < len(default) else None
+            if mine is None:
+                cells.append("-")
+            elif base is None:
+                cells.append(f"{mine:.3f}")
+            else:
+                cells.append(f"{mine:.3f} ({mine / base:.2f})")
+        rows.append(cells)
+    header = ["setting"] + [f"round {r + 1}" for r in range(n)]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    out = [f"per round: median ms (ratio to the default {_decision.setting_label(decision.default)})"]
+    for cells in [header] + rows:
+        out.append("  ".join([cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]))
+    return out
 
 
 def _load_script_step(path: str) -> Callable[[], Any]:
@@ -205,7 +279,7 @@ def _tune_command(args: argparse.Namespace) -> int:
             step = _build_model_step(args)
         else:
             step = _load_script_step(args.script)
-        result = tune(step, warmup=args.warmup, steps=args.steps, settings=args.settings,
+        result = tune(step, warmup=args.warmup, rounds=args.rounds, steps=args.steps, settings=args.settings,
                       policy=args.policy, write_cache=not args.no_cache, progress=not args.no_progress)
     except (_UsageError, TuneArgumentError) as e:
         return _error(str(e))

@@ -12,6 +12,7 @@ import warnings
 import pytest
 
 from graphi_tf import cache
+from graphi_tf.decision import decide
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,6 +49,14 @@ def make_entry(signature="0123456789abcdef", machine=FINGERPRINT, tf_version="2.
         created_unix=created_unix)
     fields.update(kw)
     return cache.CacheEntry.build(**fields)
+
+
+def evidence_for(chosen=(2, 2)):
+    """A Decision.to_dict() in which ``chosen`` wins (or the default 4x1 is kept)."""
+    other = chosen if chosen != (4, 1) else (2, 2)
+    faster = 8.0 if chosen != (4, 1) else 10.0
+    rounds = [{(4, 1): 10.0, other: faster}, {(4, 1): 10.0, other: faster + 0.5}]
+    return decide(rounds, (4, 1), [other, (4, 1)]).to_dict()
 
 
 def cache_warnings(record):
@@ -161,6 +170,46 @@ def test_list_entries_ignores_temp_files_of_running_writers(cache_env):
     assert cache_warnings(record) == []
 
 
+def test_an_entry_with_evidence_reads_back_equal(cache_env):
+    entry = make_entry(evidence=evidence_for((2, 2)))
+    assert cache.read_entry(cache.write_entry(entry)) == entry
+    assert entry.decision().chosen == (2, 2) and entry.decision().adopted
+
+
+def test_an_entry_may_keep_the_default_with_its_evidence(cache_env):
+    entry = make_entry(executors=4, threads=1, evidence=evidence_for((4, 1)))
+    assert cache.read_entry(cache.write_entry(entry)).decision().adopted is False
+
+
+def test_an_entry_written_before_evidence_existed_still_loads(cache_env):
+    data = make_entry().to_dict()
+    del data["evidence"]
+    path = _write_raw(cache_env, f"{data['key']}.json", json.dumps(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        entry = cache.read_entry(path)
+    assert entry is not None and entry.evidence is None and entry.decision() is None
+
+
+def test_build_takes_evidence_as_a_plain_dict_and_keeps_a_copy():
+    evidence = evidence_for((2, 2))
+    entry = make_entry(evidence=evidence)
+    evidence["reason"] = "changed afterwards"
+    assert entry.evidence["reason"].startswith("2x2 adopted")
+
+
+def test_build_rejects_evidence_of_the_wrong_shape_naming_the_field():
+    evidence = evidence_for((2, 2))
+    del evidence["evidence"][0]["ratios"]
+    with pytest.raises(ValueError, match=r"field 'evidence' is invalid: evidence\[0\] has no field 'ratios'"):
+        make_entry(evidence=evidence)
+
+
+def test_build_rejects_evidence_that_chose_another_setting():
+    with pytest.raises(ValueError, match="field 'evidence' chose 2x2 but the entry's setting is 1x1"):
+        make_entry(executors=1, threads=1, evidence=evidence_for((2, 2)))
+
+
 # ----------------------------------------------------------------------------- bad entries
 
 
@@ -208,6 +257,13 @@ def test_entry_with_a_mistyped_field_is_reported_once_and_ignored(cache_env):
     data["setting"]["executors"] = "2"
     path = _write_raw(cache_env, f"{data['key']}.json", json.dumps(data))
     _assert_reported_once_and_ignored(path, "setting.'executors'")
+
+
+def test_entry_with_malformed_evidence_is_reported_once_and_ignored(cache_env):
+    data = make_entry(evidence=evidence_for((2, 2))).to_dict()
+    data["evidence"]["evidence"][1]["round_medians_ms"] = "fast"
+    path = _write_raw(cache_env, f"{data['key']}.json", json.dumps(data))
+    _assert_reported_once_and_ignored(path, "field 'evidence' is invalid")
 
 
 def test_entry_whose_key_does_not_match_its_content_is_reported_once_and_ignored(cache_env):

@@ -11,6 +11,7 @@ import pytest
 
 import graphi_tf
 from graphi_tf import _loader, cache
+from graphi_tf.decision import decide
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -58,11 +59,21 @@ def graphi_cli(cache_dir, *argv, **env):
                           capture_output=True, text=True, timeout=110)
 
 
-def _entry(signature, machine=None, executors=2, threads=1, median=12.5, created=1_700_000_000.0):
+def _entry(signature, machine=None, executors=2, threads=1, median=12.5, created=1_700_000_000.0,
+           evidence=None):
     return cache.CacheEntry.build(
         signature=signature, machine=machine or cache.machine_fingerprint(graphi_tf.info()),
         executors=executors, threads_per_executor=threads, policy="fifo", median_step_ms=median,
-        node_count=2, node_costs_ns=[5, 7], node_names=["x", "y"], created_unix=created, note="test")
+        node_count=2, node_costs_ns=[5, 7], node_names=["x", "y"], created_unix=created, note="test",
+        evidence=evidence)
+
+
+def _evidence():
+    """2x1 adopted over the default 1x2 (ratios 0.625, 0.571, 0.625: 0.62 ± 0.03); 1x1
+    eliminated after two rounds (1.5x, 1.52x)."""
+    rounds = [{(1, 2): 20.0, (2, 1): 12.5, (1, 1): 30.0}, {(1, 2): 21.0, (2, 1): 12.0, (1, 1): 32.0},
+              {(1, 2): 20.0, (2, 1): 12.5}]
+    return decide(rounds, (1, 2), [(1, 1), (1, 2), (2, 1)]).to_dict()
 
 
 @pytest.fixture
@@ -120,12 +131,40 @@ def test_cache_list_reports_a_corrupt_entry_on_stderr_and_lists_the_others(cache
     assert "GraphiCacheWarning" in proc.stderr and "f" * 32 + ".json" in proc.stderr
 
 
-def test_cache_show_prints_the_entry_as_json(cache_dir):
+def test_cache_show_json_prints_the_entry_file(cache_dir):
+    entry = _entry("00000000000000aa", evidence=_evidence())
+    cache.write_entry(entry, cache_dir)
+    proc = graphi_cli(cache_dir, "cache", "show", entry.key, "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == entry.to_dict()
+
+
+def test_cache_show_prints_the_setting_the_decision_and_its_evidence(cache_dir):
+    entry = _entry("00000000000000aa", evidence=_evidence())
+    cache.write_entry(entry, cache_dir)
+    proc = graphi_cli(cache_dir, "cache", "show", entry.key[:8])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    field = {line.split()[0]: line.split(None, 1)[1] for line in lines[:11] if line.strip()}
+    assert field["key"] == entry.key and field["signature"] == "00000000000000aa"
+    assert field["setting"] == "2x1 fifo" and field["median"] == "12.500 ms per step"
+    assert field["decision"] == "2x1 adopted: 0.62 ± 0.03 of the default 1x2 over 3 rounds"
+    header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["setting", "median", "ms"])
+    rows = {line.split()[0]: line for line in lines[header + 1:header + 4]}
+    assert rows["2x1"].split()[1:5] == ["12.500", "0.62", "±", "0.03"] and "<- chosen" in rows["2x1"]
+    assert "<- default" in rows["1x2"] and "eliminated after 2 rounds" in rows["1x1"]
+    per_round = lines[next(i for i, line in enumerate(lines) if line.startswith("per round")) + 1:]
+    assert per_round[0].split() == ["setting", "round", "1", "round", "2", "round", "3"]
+    assert per_round[1].split() == ["1x1", "30.000", "(1.50)", "32.000", "(1.52)", "-"]
+    assert per_round[3].split() == ["2x1", "12.500", "(0.62)", "12.000", "(0.57)", "12.500", "(0.62)"]
+
+
+def test_cache_show_of_an_entry_without_evidence_says_so(cache_dir):
     entry = _entry("00000000000000aa")
     cache.write_entry(entry, cache_dir)
     proc = graphi_cli(cache_dir, "cache", "show", entry.key)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout) == entry.to_dict()
+    assert "decision" in proc.stdout and "no evidence recorded" in proc.stdout
 
 
 def test_cache_show_of_an_unknown_key_exits_2_naming_it(cache_dir):
@@ -169,13 +208,18 @@ def test_tune_script_prints_the_table_and_caches_the_best_setting(cache_dir, tmp
     require_profiler_api()
     script = tmp_path / "step.py"
     script.write_text(STEP_SCRIPT)
-    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--steps", "3")
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "2",
+                      "--steps", "3")
     assert proc.returncode == 0, proc.stderr[-3000:]
     settings = _loader.native().symmetric_settings()
-    table = [line for line in proc.stdout.splitlines() if line.split() and "x" in line.split()[0]
-             and line.split()[0].replace("x", "").isdigit()]
+    lines = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["setting", "median", "ms"])
+    table = lines[header + 1:header + 1 + len(settings)]
     assert sorted(tuple(map(int, line.split()[0].split("x"))) for line in table) == sorted(settings)
-    assert sum(line.endswith("<- best") for line in table) == 1
+    assert sum("<- chosen" in line for line in table) == 1
+    assert sum("default" in line.split("<- ")[-1] for line in table if "<- " in line) == 1
+    assert "then 2 rounds of 1 discarded + 3 timed steps" in proc.stdout
+    assert " adopted: " in lines[-1] or lines[-1].startswith("kept the default")
     assert "graphi_tf.tune [" in proc.stderr  # the progress bar
     assert len(list(cache_dir.glob("*.json"))) >= 1
 
@@ -191,8 +235,8 @@ def test_a_new_process_running_a_tuned_graph_starts_with_the_cached_setting(cach
     require_profiler_api()
     script = tmp_path / "step.py"
     script.write_text(STEP_SCRIPT)
-    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--steps", "3",
-                      "--json", "--no-progress")
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "2",
+                      "--steps", "3", "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     tuned = json.loads(proc.stdout)
 
@@ -209,7 +253,7 @@ def test_a_new_process_running_a_tuned_graph_starts_with_the_cached_setting(cach
 def test_tune_model_lstm_runs_the_bundled_model(cache_dir):
     require_profiler_api()
     proc = graphi_cli(cache_dir, "tune", "--model", "lstm", "--layers", "1", "--hidden", "16",
-                      "--batch", "4", "--time-steps", "3", "--warmup", "1", "--steps", "2",
+                      "--batch", "4", "--time-steps", "3", "--warmup", "1", "--rounds", "2", "--steps", "2",
                       "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
@@ -220,11 +264,33 @@ def test_tune_model_lstm_runs_the_bundled_model(cache_dir):
 def test_tune_model_pathnet_in_function_mode_runs_the_bundled_model(cache_dir):
     require_profiler_api()
     proc = graphi_cli(cache_dir, "tune", "--model", "pathnet", "--size", "small", "--mode", "function",
-                      "--warmup", "1", "--steps", "2", "--settings", "1x1", "--no-cache", "--json",
-                      "--no-progress")
+                      "--warmup", "1", "--rounds", "2", "--steps", "2", "--settings", "1x1", "--no-cache",
+                      "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
-    assert tuple(result["best"]) == (1, 1)
+    default = list(_loader.native().default_setting())
+    assert [[r["executors"], r["threads_per_executor"]] for r in result["settings"]] == \
+        ([[1, 1]] if default == [1, 1] else [[1, 1], default])
+    assert result["default_added"] is (default != [1, 1])
+    assert result["best"] in ([1, 1], default)
+
+
+def test_tune_help_gives_the_defaults_of_warmup_rounds_and_steps(cache_dir):
+    proc = graphi_cli(cache_dir, "tune", "--help")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = " ".join(proc.stdout.split())
+    assert "--rounds ROUNDS" in text
+    for flag, default in (("--warmup", 10), ("--rounds", 6), ("--steps", 10)):
+        after = text.split("options:", 1)[1].split(f"{flag} {flag.strip('-').upper()}", 1)[1]
+        assert f"(default {default}" in after.split("--", 1)[0], flag
+
+
+def test_tune_rejects_one_round_naming_the_minimum(cache_dir, tmp_path):
+    script = tmp_path / "step.py"
+    script.write_text("def build_step():\n    return lambda: None\n")
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--rounds", "1")
+    assert proc.returncode == 2
+    assert "--rounds" in proc.stderr and "allowed: a whole number >= 2" in proc.stderr
 
 
 def test_tune_lstm_flags_with_another_model_exit_2_naming_the_flags(cache_dir):

@@ -1,0 +1,387 @@
+"""The tuning decision rule: adopt a team layout only if it beats the default by more than
+its own noise.
+
+``graphi_tf.tune`` times every setting (E executor teams x T threads) in several
+interleaved rounds and hands the per-round median step times to ``decide``. The same rule
+is implemented by the native online autotuner, so this module is its specification; it
+is pure Python (no TensorFlow, no native library) and has no state.
+
+The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
+
+1. For each setting s: ``ratios = [m[r][s] / m[r][d] for every round r where both were
+   timed]`` (s's step time as a fraction of the default's in the same round, so noise
+   that slows the whole machine for a round cancels out);
+   ``ratio_median = statistics.median(ratios)``;
+   ``ratio_spread = (max(ratios) - min(ratios)) / 2`` (half the range, as ``graphi-tf ab``
+   reports speedups). Both are None for a setting with no ratio.
+2. s != d *qualifies* iff ``len(ratios) >= MIN_ROUNDS_TO_ADOPT`` and
+   ``ratio_median + ratio_spread < 1.0``: it beat the default by more than its spread.
+3. ``chosen`` is the qualifying setting with the lowest ``ratio_median`` (ties: the
+   earlier in ``order``); if none qualifies, ``chosen = d`` (the default is kept).
+4. Elimination (while timing): after each round, a setting whose ratios so far satisfy
+   ``should_eliminate`` (>= 2 ratios, every one > ``ELIMINATE_RATIO``) is no longer timed:
+   it is over 20% slower than the default in every round and cannot win. ``decide``
+   replays this to report ``eliminated_after_round``.
+
+Round indices are 0-based positions in ``round_medians`` everywhere in this module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+Setting = Tuple[int, int]
+"""(executors, threads_per_executor)."""
+
+MIN_ROUNDS_TO_ADOPT = 2
+"""A setting other than the default is adopted only with at least this many ratios."""
+
+ELIMINATE_RATIO = 1.2
+"""A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
+
+_ELIMINATE_MIN_ROUNDS = 2
+
+
+def setting_label(setting: Setting) -> str:
+    """``(2, 1)`` -> ``"2x1"``."""
+    return f"{setting[0]}x{setting[1]}"
+
+
+def parse_setting_label(label: str) -> Setting:
+    """``"2x1"`` -> ``(2, 1)``.
+
+    Raises:
+      ValueError: ``label`` is not ``"ExT"`` with whole numbers E, T >= 1.
+    """
+    try:
+        e, t = str(label).lower().split("x")
+        setting = (int(e), int(t))
+    except ValueError:
+        raise ValueError(f"setting label {label!r} is invalid; expected 'ExT', e.g. '2x1'") from None
+    if setting[0] < 1 or setting[1] < 1:
+        raise ValueError(f"setting label {label!r} is invalid; E and T must be >= 1")
+    return setting
+
+
+def round_ratios(
+    round_medians: Sequence[Mapping[Setting, float]], setting: Setting, default: Setting
+) -> Tuple[float, ...]:
+    """``m[r][setting] / m[r][default]`` for each round r (in order) where both are present."""
+    return tuple(
+        m[setting] / m[default] for m in round_medians if setting in m and default in m
+    )
+
+
+def should_eliminate(ratios_so_far: Sequence[float]) -> bool:
+    """True iff there are >= 2 ratios and every one is > ``ELIMINATE_RATIO``.
+
+    Such a setting was over 20% slower than the default in every round it was timed, so
+    it cannot qualify (its ratio median is > 1.2); tuning stops timing it.
+    """
+    return len(ratios_so_far) >= _ELIMINATE_MIN_ROUNDS and min(ratios_so_far) > ELIMINATE_RATIO
+
+
+@dataclasses.dataclass(frozen=True)
+class SettingEvidence:
+    """What the rule saw for one setting.
+
+    Fields:
+      setting: (executors, threads_per_executor).
+      round_medians_ms: its median step time in each round, None where it was not timed.
+      ratios: its median over the default's, for each round where both were timed.
+      ratio_median: median of ``ratios`` (None without ratios; 1.0 for the default).
+      ratio_spread: half the range of ``ratios`` (None without ratios; 0.0 for the default).
+      eliminated_after_round: the 0-based round after which it was no longer timed
+        (``should_eliminate``), else None.
+    """
+
+    setting: Setting
+    round_medians_ms: Tuple[Optional[float], ...]
+    ratios: Tuple[float, ...]
+    ratio_median: Optional[float]
+    ratio_spread: Optional[float]
+    eliminated_after_round: Optional[int]
+
+    @property
+    def label(self) -> str:
+        return setting_label(self.setting)
+
+    @property
+    def rounds(self) -> int:
+        """How many rounds compared it with the default (``len(ratios)``)."""
+        return len(self.ratios)
+
+    def qualifies_against(self, default: Setting) -> bool:
+        """Rule step 2: not the default, >= MIN_ROUNDS_TO_ADOPT ratios, median + spread < 1."""
+        return (
+            self.setting != default
+            and len(self.ratios) >= MIN_ROUNDS_TO_ADOPT
+            and self.ratio_median is not None
+            and self.ratio_spread is not None
+            and self.ratio_median + self.ratio_spread < 1.0
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "setting": self.label,
+            "round_medians_ms": list(self.round_medians_ms),
+            "ratios": list(self.ratios),
+            "ratio_median": self.ratio_median,
+            "ratio_spread": self.ratio_spread,
+            "eliminated_after_round": self.eliminated_after_round,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """The outcome of ``decide``.
+
+    Fields:
+      default: the default setting the others were compared with.
+      chosen: the setting to use: the best qualifying one, else ``default``.
+      adopted: ``chosen != default``.
+      reason: one sentence saying why, e.g. "1x2 adopted: 0.83 ± 0.04 of the default 2x1
+        over 6 rounds" or "kept the default 2x1: no setting beat it by more than its
+        spread (closest: 1x2 at 0.97 ± 0.05 over 6 rounds)".
+      evidence: one ``SettingEvidence`` per setting, in ``order``.
+    """
+
+    default: Setting
+    chosen: Setting
+    adopted: bool
+    reason: str
+    evidence: Tuple[SettingEvidence, ...]
+
+    def evidence_for(self, setting: Setting) -> SettingEvidence:
+        """The evidence of ``setting``; KeyError if it was not in ``order``."""
+        for ev in self.evidence:
+            if ev.setting == tuple(setting):
+                return ev
+        raise KeyError(setting_label(setting))
+
+    def to_dict(self) -> dict:
+        """JSON-able form. Settings are "ExT" labels; round indices are 0-based::
+
+            {"default": "2x1", "chosen": "1x2", "adopted": true, "reason": "...",
+             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2},
+             "evidence": [{"setting": "1x2",
+                           "round_medians_ms": [float | null, ...],   # one per round
+                           "ratios": [float, ...],
+                           "ratio_median": float | null, "ratio_spread": float | null,
+                           "eliminated_after_round": int | null}, ...]}
+
+        ``from_dict`` reads it back (and validates it).
+        """
+        return {
+            "default": setting_label(self.default),
+            "chosen": setting_label(self.chosen),
+            "adopted": self.adopted,
+            "reason": self.reason,
+            "rule": {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT, "eliminate_ratio": ELIMINATE_RATIO},
+            "evidence": [ev.to_dict() for ev in self.evidence],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Decision":
+        """Reads ``to_dict()``'s shape back (e.g. from a cache entry).
+
+        The ``rule`` object is optional (the rule's constants when it was written are for
+        information only). Raises ValueError naming the first field that is missing or
+        mistyped.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"evidence is {type(data).__name__}, not an object")
+        for name, kind in (("default", str), ("chosen", str), ("adopted", bool), ("reason", str),
+                           ("evidence", list)):
+            if name not in data:
+                raise ValueError(f"evidence has no field {name!r}")
+            if not isinstance(data[name], kind):
+                raise ValueError(f"evidence field {name!r} is {type(data[name]).__name__}, not {kind.__name__}")
+        if "rule" in data and not isinstance(data["rule"], dict):
+            raise ValueError(f"evidence field 'rule' is {type(data['rule']).__name__}, not an object")
+        default = parse_setting_label(data["default"])
+        chosen = parse_setting_label(data["chosen"])
+        if data["adopted"] != (chosen != default):
+            raise ValueError(
+                f"evidence says adopted={data['adopted']} but chosen {data['chosen']} and default "
+                f"{data['default']} {'differ' if chosen != default else 'are the same'}"
+            )
+        evidence = tuple(_evidence_from_dict(item, i) for i, item in enumerate(data["evidence"]))
+        return cls(default=default, chosen=chosen, adopted=chosen != default, reason=data["reason"],
+                   evidence=evidence)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _evidence_from_dict(item: Any, index: int) -> SettingEvidence:
+    where = f"evidence[{index}]"
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} is {type(item).__name__}, not an object")
+    for name in ("setting", "round_medians_ms", "ratios", "ratio_median", "ratio_spread",
+                 "eliminated_after_round"):
+        if name not in item:
+            raise ValueError(f"{where} has no field {name!r}")
+    if not isinstance(item["setting"], str):
+        raise ValueError(f"{where}.setting is {type(item['setting']).__name__}, not str")
+    setting = parse_setting_label(item["setting"])
+    medians = item["round_medians_ms"]
+    if not isinstance(medians, list) or not all(m is None or _is_number(m) for m in medians):
+        raise ValueError(f"{where}.round_medians_ms is not a list of numbers or nulls")
+    ratios = item["ratios"]
+    if not isinstance(ratios, list) or not all(_is_number(r) for r in ratios):
+        raise ValueError(f"{where}.ratios is not a list of numbers")
+    for name in ("ratio_median", "ratio_spread"):
+        if item[name] is not None and not _is_number(item[name]):
+            raise ValueError(f"{where}.{name} is {item[name]!r}, not a number or null")
+    after = item["eliminated_after_round"]
+    if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
+        raise ValueError(f"{where}.eliminated_after_round is {after!r}, not a round index or null")
+    return SettingEvidence(
+        setting=setting,
+        round_medians_ms=tuple(None if m is None else float(m) for m in medians),
+        ratios=tuple(float(r) for r in ratios),
+        ratio_median=None if item["ratio_median"] is None else float(item["ratio_median"]),
+        ratio_spread=None if item["ratio_spread"] is None else float(item["ratio_spread"]),
+        eliminated_after_round=after,
+    )
+
+
+def _check_inputs(
+    round_medians: Sequence[Mapping[Setting, float]], default: Setting, order: Sequence[Setting]
+) -> List[Setting]:
+    settings = [tuple(s) for s in order]
+    if len(set(settings)) != len(settings):
+        raise ValueError(f"order {[setting_label(s) for s in settings]} names a setting twice")
+    if tuple(default) not in settings:
+        raise ValueError(f"default {setting_label(default)} is not in order {[setting_label(s) for s in settings]}")
+    for r, medians in enumerate(round_medians):
+        for s, value in medians.items():
+            if tuple(s) not in settings:
+                raise ValueError(f"round {r} has setting {setting_label(s)}, which is not in order")
+            if not _is_number(value) or value <= 0:
+                raise ValueError(
+                    f"round {r}: median {value!r} ms of setting {setting_label(s)} is invalid; "
+                    "a median step time must be a finite number > 0"
+                )
+    return settings  # type: ignore[return-value]
+
+
+def _evidence(
+    round_medians: Sequence[Mapping[Setting, float]], setting: Setting, default: Setting
+) -> SettingEvidence:
+    ratios: List[float] = []
+    eliminated: Optional[int] = None
+    for r, m in enumerate(round_medians):
+        if setting in m and default in m:
+            ratios.append(m[setting] / m[default])
+            if eliminated is None and should_eliminate(ratios):
+                eliminated = r
+    return SettingEvidence(
+        setting=setting,
+        round_medians_ms=tuple(m.get(setting) for m in round_medians),
+        ratios=tuple(ratios),
+        ratio_median=statistics.median(ratios) if ratios else None,
+        ratio_spread=(max(ratios) - min(ratios)) / 2.0 if ratios else None,
+        eliminated_after_round=eliminated,
+    )
+
+
+def _rounds_text(n: int) -> str:
+    return f"{n} round{'s' if n != 1 else ''}"
+
+
+def _reason(default: Setting, chosen: Setting, evidence: Sequence[SettingEvidence]) -> str:
+    d = setting_label(default)
+    if chosen != default:
+        ev = next(e for e in evidence if e.setting == chosen)
+        return (
+            f"{ev.label} adopted: {ev.ratio_median:.2f} ± {ev.ratio_spread:.2f} of the default {d} "
+            f"over {_rounds_text(ev.rounds)}"
+        )
+    others = [e for e in evidence if e.setting != default and e.ratios]
+    if not others:
+        return f"kept the default {d}: no other setting was compared with it"
+    closest = min(others, key=lambda e: e.ratio_median)  # ties: the earlier in order
+    if closest.rounds < MIN_ROUNDS_TO_ADOPT:
+        detail = (
+            f"closest: {closest.label} at {closest.ratio_median:.2f} in only "
+            f"{_rounds_text(closest.rounds)}, {MIN_ROUNDS_TO_ADOPT} needed"
+        )
+    else:
+        detail = (
+            f"closest: {closest.label} at {closest.ratio_median:.2f} ± {closest.ratio_spread:.2f} "
+            f"over {_rounds_text(closest.rounds)}"
+        )
+    return f"kept the default {d}: no setting beat it by more than its spread ({detail})"
+
+
+def decide(
+    round_medians: Sequence[Mapping[Setting, float]], default: Setting, order: Sequence[Setting]
+) -> Decision:
+    """Applies the rule (see the module docstring) to per-round median step times.
+
+    Args:
+      round_medians: ``round_medians[r][s]`` = median step time (ms) of setting s in round
+        r; a setting not timed in a round (e.g. eliminated) is absent from it.
+      default: the setting GRAPHI uses when nothing is set; the baseline of every ratio.
+      order: every setting, default included, in sweep order (breaks ties; orders the
+        evidence). Settings of ``order`` that no round timed get empty evidence.
+
+    Returns:
+      The ``Decision``.
+
+    Raises:
+      ValueError: ``default`` is not in ``order``, ``order`` repeats a setting, a round
+        has a setting not in ``order``, or a median is not a finite number > 0.
+    """
+    default = tuple(default)  # type: ignore[assignment]
+    settings = _check_inputs(round_medians, default, order)
+    rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
+    evidence = tuple(_evidence(rounds, s, default) for s in settings)
+    chosen = default
+    best: Optional[float] = None
+    for ev in evidence:  # in order, so a tie keeps the earlier setting
+        if ev.qualifies_against(default) and (best is None or ev.ratio_median < best):
+            chosen, best = ev.setting, ev.ratio_median
+    return Decision(
+        default=default,
+        chosen=chosen,
+        adopted=chosen != default,
+        reason=_reason(default, chosen, evidence),
+        evidence=evidence,
+    )
+
+
+def format_evidence(decision: Decision) -> List[str]:
+    """The evidence as aligned text lines: a header, one row per setting (setting, median of
+    its round medians in ms, its ratio to the default as median ± spread, rounds compared,
+    marks for the chosen and default settings and eliminated ones). The reason is not
+    among them (callers put it where they want it)."""
+    header = ("setting", "median ms", "vs default", "rounds")
+    body = []
+    for ev in decision.evidence:
+        timed = [m for m in ev.round_medians_ms if m is not None]
+        median = f"{statistics.median(timed):.3f}" if timed else "-"
+        ratio = "-" if ev.ratio_median is None else f"{ev.ratio_median:.2f} ± {ev.ratio_spread:.2f}"
+        marks = []
+        if ev.setting == decision.chosen:
+            marks.append("chosen")
+        if ev.setting == decision.default:
+            marks.append("default")
+        note = "<- " + ", ".join(marks) if marks else ""
+        if ev.eliminated_after_round is not None:
+            n = ev.eliminated_after_round + 1
+            note = (note + "  " if note else "") + f"eliminated after {_rounds_text(n)}"
+        body.append(((ev.label, median, ratio, str(ev.rounds)), note))
+    widths = [max(len(header[i]), *(len(cells[i]) for cells, _ in body)) if body else len(header[i])
+              for i in range(len(header))]
+
+    def line(cells: Sequence[str], note: str = "") -> str:
+        text = "  ".join([cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])])
+        return f"{text}  {note}" if note else text
+
+    return [line(header)] + [line(cells, note) for cells, note in body]

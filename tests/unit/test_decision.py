@@ -1,0 +1,258 @@
+"""graphi_tf.decision: the rule that decides whether a tuned setting replaces the default.
+
+Settings: D = (2, 1) is the default; A = (1, 2) and B = (1, 1) are the others."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from graphi_tf import decision
+from graphi_tf.decision import (
+    ELIMINATE_RATIO,
+    MIN_ROUNDS_TO_ADOPT,
+    Decision,
+    SettingEvidence,
+    decide,
+    round_ratios,
+    should_eliminate,
+)
+
+D, A, B = (2, 1), (1, 2), (1, 1)
+ORDER = [B, A, D]
+
+
+def rounds_of(**columns):
+    """rounds_of(D=[10, 10], A=[8, None]) -> [{D: 10, A: 8}, {D: 10}] (None: absent)."""
+    names = {"D": D, "A": A, "B": B}
+    n = max(len(v) for v in columns.values())
+    out = []
+    for r in range(n):
+        out.append({names[k]: v[r] for k, v in columns.items() if r < len(v) and v[r] is not None})
+    return out
+
+
+# ----------------------------------------------------------------------------- the constants
+
+
+def test_the_rule_constants_are_the_specified_ones():
+    assert MIN_ROUNDS_TO_ADOPT == 2
+    assert ELIMINATE_RATIO == 1.2
+
+
+# ----------------------------------------------------------------------------- ratios
+
+
+def test_ratios_are_taken_per_round_against_the_default_where_both_were_timed():
+    medians = rounds_of(D=[10, 20, 10, None], A=[8, 10, None, 5])
+    assert round_ratios(medians, A, D) == (0.8, 0.5)
+
+
+def test_ratio_median_and_spread_are_the_median_and_half_the_range_of_the_ratios():
+    medians = rounds_of(D=[10, 10, 10, 10], A=[8, 7, 9, 6])
+    ev = decide(medians, D, ORDER).evidence_for(A)
+    assert ev.ratios == pytest.approx((0.8, 0.7, 0.9, 0.6))
+    assert ev.ratio_median == pytest.approx(0.75)
+    assert ev.ratio_spread == pytest.approx(0.15)
+
+
+def test_the_default_has_ratio_one_and_no_spread():
+    ev = decide(rounds_of(D=[10, 12], A=[8, 9]), D, ORDER).evidence_for(D)
+    assert ev.ratios == (1.0, 1.0) and ev.ratio_median == 1.0 and ev.ratio_spread == 0.0
+
+
+def test_evidence_keeps_every_round_median_with_none_where_absent():
+    ev = decide(rounds_of(D=[10, 10, 10], A=[8, None, 9]), D, ORDER).evidence_for(A)
+    assert ev.round_medians_ms == (8.0, None, 9.0)
+
+
+def test_a_setting_no_round_timed_has_empty_evidence():
+    ev = decide(rounds_of(D=[10, 10], A=[8, 8]), D, ORDER).evidence_for(B)
+    assert ev.round_medians_ms == (None, None) and ev.ratios == ()
+    assert ev.ratio_median is None and ev.ratio_spread is None
+
+
+# ----------------------------------------------------------------------------- qualifying
+
+
+def test_a_setting_that_beats_the_default_by_more_than_its_spread_is_adopted():
+    result = decide(rounds_of(D=[10, 10, 10], A=[8, 8.5, 7.5]), D, ORDER)
+    assert result.chosen == A and result.adopted
+    assert result.reason == "1x2 adopted: 0.80 ± 0.05 of the default 2x1 over 3 rounds"
+
+
+def test_a_setting_faster_by_less_than_its_spread_keeps_the_default():
+    # median 0.9, spread 0.15: 0.9 + 0.15 >= 1
+    result = decide(rounds_of(D=[10, 10, 10], A=[9, 7.5, 10.5]), D, ORDER)
+    assert result.chosen == D and not result.adopted
+    assert result.reason.startswith("kept the default 2x1: no setting beat it by more than its spread")
+    assert "closest: 1x2 at 0.90 ± 0.15 over 3 rounds" in result.reason
+
+
+def test_median_plus_spread_exactly_one_does_not_qualify():
+    result = decide(rounds_of(D=[4, 4], A=[3, 4]), D, ORDER)  # 0.875 + 0.125 == 1.0
+    assert result.evidence_for(A).ratio_median + result.evidence_for(A).ratio_spread == 1.0
+    assert result.chosen == D
+
+
+def test_one_slow_round_of_a_faster_setting_keeps_the_default_rather_than_risk_it():
+    # The spread is half the range, so one outlier round widens it: the rule then keeps
+    # the default (no harm) instead of adopting on doubtful evidence.
+    result = decide(rounds_of(D=[10] * 6, A=[8, 8, 8, 24, 8, 8]), D, ORDER)
+    assert result.evidence_for(A).ratio_median == pytest.approx(0.8)
+    assert result.chosen == D
+
+
+def test_one_round_is_not_enough_however_fast_the_setting():
+    result = decide(rounds_of(D=[10], A=[2]), D, ORDER)
+    assert result.chosen == D
+    assert "closest: 1x2 at 0.20 in only 1 round, 2 needed" in result.reason
+
+
+def test_a_setting_compared_in_only_one_round_of_several_is_not_adopted():
+    result = decide(rounds_of(D=[10, 10, 10], A=[5, None, None]), D, ORDER)
+    assert result.evidence_for(A).rounds == 1
+    assert result.chosen == D
+
+
+def test_the_lowest_ratio_median_among_qualifying_settings_wins():
+    result = decide(rounds_of(D=[10, 10], A=[8, 8], B=[6, 6.2]), D, ORDER)
+    assert result.chosen == B
+
+
+def test_a_lower_median_that_does_not_qualify_loses_to_one_that_does():
+    # B: median 0.6 but spread 0.5; A: 0.8 ± 0.
+    result = decide(rounds_of(D=[10, 10, 10], A=[8, 8, 8], B=[1, 6, 11]), D, ORDER)
+    assert result.chosen == A
+
+
+def test_a_tie_goes_to_the_setting_earlier_in_order():
+    medians = rounds_of(D=[10, 10], A=[8, 8], B=[8, 8])
+    assert decide(medians, D, [B, A, D]).chosen == B
+    assert decide(medians, D, [A, B, D]).chosen == A
+
+
+def test_with_only_the_default_the_default_is_kept():
+    result = decide(rounds_of(D=[10, 10]), D, [D])
+    assert result.chosen == D and result.reason == "kept the default 2x1: no other setting was compared with it"
+
+
+def test_a_round_without_the_default_gives_no_ratio():
+    result = decide(rounds_of(D=[None, 10], A=[5, 5]), D, ORDER)
+    assert result.evidence_for(A).ratios == (0.5,)
+    assert result.chosen == D
+
+
+def test_evidence_follows_order():
+    result = decide(rounds_of(D=[10, 10], A=[8, 8], B=[9, 9]), D, [A, D, B])
+    assert [ev.setting for ev in result.evidence] == [A, D, B]
+
+
+# ----------------------------------------------------------------------------- elimination
+
+
+@pytest.mark.parametrize("ratios, expected", [
+    ((), False),
+    ((3.0,), False),              # one round is not enough
+    ((1.3, 1.25), True),
+    ((1.3, 1.2), False),          # 1.2 is not > 1.2
+    ((1.5, 1.1, 1.6), False),     # one round within 20%
+    ((1.21, 1.21, 1.21), True),
+])
+def test_should_eliminate_needs_two_rounds_all_over_the_ratio(ratios, expected):
+    assert should_eliminate(ratios) is expected
+
+
+def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
+    result = decide(rounds_of(D=[10, 10, 10, 10], B=[13, 11, 13, 14], A=[9, 9, 9, 9]), D, ORDER)
+    # B's ratios 1.3, 1.1, 1.3, 1.4: one round within 20%, so never eliminated.
+    assert result.evidence_for(B).eliminated_after_round is None
+    result = decide(rounds_of(D=[10, 10, 10], B=[13, 14, None], A=[9, 9, 9]), D, ORDER)
+    assert result.evidence_for(B).eliminated_after_round == 1
+    assert result.evidence_for(A).eliminated_after_round is None
+    assert result.evidence_for(D).eliminated_after_round is None
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_a_default_missing_from_order_is_rejected():
+    with pytest.raises(ValueError, match="default 2x1 is not in order"):
+        decide(rounds_of(D=[10]), D, [A, B])
+
+
+def test_a_round_setting_missing_from_order_is_rejected():
+    with pytest.raises(ValueError, match="round 0 has setting 1x1, which is not in order"):
+        decide(rounds_of(D=[10], B=[5]), D, [A, D])
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_median_that_is_not_a_positive_finite_number_is_rejected(bad):
+    with pytest.raises(ValueError, match="must be a finite number > 0"):
+        decide([{D: 10.0, A: bad}], D, ORDER)
+
+
+# ----------------------------------------------------------------------------- serialization
+
+
+def _sample():
+    return decide(rounds_of(D=[10, 10, 10], A=[8, 8.5, 7.5], B=[13, 14, None]), D, ORDER)
+
+
+def test_to_dict_is_json_with_settings_as_labels():
+    data = json.loads(json.dumps(_sample().to_dict()))
+    assert data["default"] == "2x1" and data["chosen"] == "1x2" and data["adopted"] is True
+    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2}
+    assert [e["setting"] for e in data["evidence"]] == ["1x1", "1x2", "2x1"]
+    b = data["evidence"][0]
+    assert b["round_medians_ms"] == [13.0, 14.0, None]
+    assert b["eliminated_after_round"] == 1
+
+
+def test_from_dict_reads_to_dict_back():
+    original = _sample()
+    assert Decision.from_dict(json.loads(json.dumps(original.to_dict()))) == original
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.pop("chosen"), "no field 'chosen'"),
+    (lambda d: d.update(adopted="yes"), "'adopted' is str"),
+    (lambda d: d.update(chosen="1y2"), "setting label '1y2' is invalid"),
+    (lambda d: d.update(adopted=False), "adopted=False but chosen 1x2 and default 2x1 differ"),
+    (lambda d: d["evidence"][0].update(ratios=["x"]), r"evidence\[0\].ratios is not a list of numbers"),
+    (lambda d: d["evidence"][1].pop("ratio_spread"), r"evidence\[1\] has no field 'ratio_spread'"),
+    (lambda d: d["evidence"][0].update(eliminated_after_round=-1), "not a round index"),
+])
+def test_from_dict_rejects_a_malformed_field_naming_it(mutate, message):
+    data = _sample().to_dict()
+    mutate(data)
+    with pytest.raises(ValueError, match=message):
+        Decision.from_dict(data)
+
+
+def test_format_evidence_marks_chosen_default_and_eliminated_settings():
+    lines = decision.format_evidence(_sample())
+    assert lines[0].split() == ["setting", "median", "ms", "vs", "default", "rounds"]
+    by_setting = {line.split()[0]: line for line in lines[1:]}
+    assert by_setting["1x2"].split()[1:5] == ["8.000", "0.80", "±", "0.05"]
+    assert by_setting["1x2"].endswith("<- chosen")
+    assert by_setting["2x1"].endswith("<- default")
+    assert by_setting["1x1"].endswith("eliminated after 2 rounds")
+
+
+def test_setting_evidence_is_frozen():
+    ev = _sample().evidence[0]
+    assert isinstance(ev, SettingEvidence)
+    with pytest.raises(AttributeError):
+        ev.ratio_median = 0.1
+
+
+def test_the_module_imports_neither_tensorflow_nor_the_native_library():
+    code = ("import sys, importlib.util; "
+            "spec = importlib.util.spec_from_file_location('d', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(spec); sys.modules['d'] = m; spec.loader.exec_module(m); "
+            "print(sorted(k for k in sys.modules if k.startswith(('tensorflow', 'graphi_tf'))))")
+    proc = subprocess.run([sys.executable, "-c", code, decision.__file__], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
