@@ -13,11 +13,17 @@ longer: it times the team layouts in interleaved rounds, adopts one only if it b
 default by more than its noise, and caches the outcome per graph signature, so later
 processes start tuned.
 """
-from graphi_tf import _loader
-from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config
-from graphi_tf.info import info
-from graphi_tf.tune import TuneResult, tune
-from graphi_tf.version import __version__
+# Before anything imports TensorFlow: the graphi-tf command line shows no TensorFlow
+# INFO banners (graphi_tf._cli_logging says why and when).
+from graphi_tf import _cli_logging
+
+_cli_logging.quiet_tensorflow_if_cli()
+
+from graphi_tf import _loader  # noqa: E402
+from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config  # noqa: E402
+from graphi_tf.info import info  # noqa: E402
+from graphi_tf.tune import TuneResult, tune  # noqa: E402
+from graphi_tf.version import __version__  # noqa: E402
 
 _loader.native()
 

@@ -12,15 +12,18 @@ Roles:
              graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
              GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
              GRAPHI graph ran). ``--expect-source cache`` makes it fail unless GRAPHI ran the
-             main graph with a setting from the cache (the graphi_tuned arm).
-  tune       ``graphi_tf.tune`` on the step (warm-up/steps per setting), writing the cache
-             in GRAPHI_CACHE_DIR.
+             main graph with a setting from the cache (the graphi_tuned arm). A GRAPHI arm
+             also reports the main graph's online autotuning state (info() graphs[]
+             "autotune", when this GRAPHI has it) when timing began and at the end.
+  tune       ``graphi_tf.tune`` on the step (its warm-up/steps per setting), which caches
+             the fastest setting in GRAPHI_CACHE_DIR.
   reference  warm-up, untraced timed steps, then ``--trace-steps`` steps with FULL_TRACE
              (``step.run_traced()``); reports W and CP of each traced step
              (``graphi_tf.bound``), the untraced median and the usable cores.
 
-The team layout and cache come from the environment the orchestrator sets
-(GRAPHI_CACHE_DIR; no other GRAPHI_* variables).
+The team layout and cache come from the environment the orchestrator sets (GRAPHI_CACHE_DIR
+and the arm's own variables, graphi_tf.arms). Every role reports GRAPHI_CACHE_DIR and the
+files in it before the step was built (importing graphi_tf only reads the cache) and at the end.
 
 Applying an arm to a ``--script`` without changing it:
   * inter/intra: ``tf.config.threading`` is set before the script is imported (TF2 eager
@@ -213,7 +216,13 @@ def _graph_steps() -> Dict[str, int]:
 def _graphi_setting(before: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
     import graphi_tf
 
-    info = graphi_tf.info()
+    return setting_from_info(graphi_tf.info(), before)
+
+
+def setting_from_info(info: Dict[str, Any], before: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
+    """What GRAPHI had in force, from a ``graphi_tf.info()`` dict: the runtime's layout and
+    the main graph's (``_main_graph``) layout, policy, source and, when the main graph
+    reports one, its online autotuning state ("autotune")."""
     main = _main_graph([dict(g) for g in info.get("graphs", [])], before)
     setting = {
         "executor": "GRAPHI",
@@ -225,6 +234,8 @@ def _graphi_setting(before: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
         setting.update(signature=str(main["signature"]), node_count=int(main.get("node_count", 0)),
                        executors=main.get("executors"), threads_per_executor=main.get("threads_per_executor"),
                        policy=main.get("policy"), source=main.get("source"))
+        if main.get("autotune") is not None:  # GRAPHI's online autotuning (absent before it existed)
+            setting["autotune"] = dict(main["autotune"])
     return setting
 
 
@@ -251,17 +262,26 @@ def _proof() -> Dict[str, Any]:
     }
 
 
+def _cache_entries() -> Optional[List[str]]:
+    """The files in GRAPHI_CACHE_DIR (sorted), None if it is unset or not a directory."""
+    path = os.environ.get("GRAPHI_CACHE_DIR")
+    if not path or not os.path.isdir(path):
+        return None
+    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, files in os.walk(path) for f in files)
+
+
 # ------------------------------------------------------------------------ roles
 
 
-def _time_steps(step: Callable[[], Any], warmup: int, steps: int,
-                after_first: Callable[[], None]) -> List[float]:
+def _time_steps(step: Callable[[], Any], warmup: int, steps: int, after_first: Callable[[], None],
+                before_timing: Callable[[], None] = lambda: None) -> List[float]:
     first = True
     for _ in range(warmup):
         step()
         if first:
             after_first()
             first = False
+    before_timing()
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
@@ -274,12 +294,21 @@ def _time_steps(step: Callable[[], Any], warmup: int, steps: int,
 
 
 def _run(args: argparse.Namespace) -> Dict[str, Any]:
+    result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
+                              "intra_op": args.intra, "pid": os.getpid(),
+                              "cache_dir": os.environ.get("GRAPHI_CACHE_DIR"),
+                              "cache_entries_at_start": _cache_entries()}
+    try:
+        return _run_role(args, result)
+    finally:
+        result["cache_entries_at_end"] = _cache_entries()
+
+
+def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any]:
     import tensorflow as tf
 
     import graphi_tf
 
-    result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
-                              "intra_op": args.intra, "pid": os.getpid()}
     mode = args.mode
     if args.role == "reference" and args.model and mode != "graph":
         mode = "graph"  # FULL_TRACE needs a session: bound the same model built as a TF1 graph
@@ -289,13 +318,14 @@ def _run(args: argparse.Namespace) -> Dict[str, Any]:
     result["graph_nodes"] = getattr(step, "graph_nodes", None)
 
     if args.role == "tune":
-        tuned = graphi_tf.tune(step, warmup=args.warmup, steps=args.steps, write_cache=True, progress=False)
+        # Only the warm-up/steps keywords: the rest of tune()'s defaults (it caches the result).
+        tuned = graphi_tf.tune(step, warmup=args.warmup, steps=args.steps)
         result["tune"] = tuned.to_dict()
-        result["cache_dir"] = os.environ.get("GRAPHI_CACHE_DIR")
         result["ok"] = True
         return result
 
     first: Dict[str, Any] = {}
+    timing: Dict[str, Any] = {}
     # Graphs run while building the step (variable initializers) are not the step's.
     built = _graph_steps() if args.executor == "GRAPHI" else {}
 
@@ -303,7 +333,11 @@ def _run(args: argparse.Namespace) -> Dict[str, Any]:
         if args.executor == "GRAPHI":
             first.update(_graphi_setting(built))
 
-    times = _time_steps(step, args.warmup, args.steps, after_first)
+    def before_timing() -> None:
+        if args.executor == "GRAPHI":
+            timing.update(_graphi_setting(built))
+
+    times = _time_steps(step, args.warmup, args.steps, after_first, before_timing)
     result["step_times_ms"] = times
     result["ok"] = True
 
@@ -324,7 +358,10 @@ def _run(args: argparse.Namespace) -> Dict[str, Any]:
     if args.executor == "GRAPHI":
         setting = _graphi_setting(built)
         setting["first_step"] = {k: first.get(k) for k in ("executors", "threads_per_executor", "source")}
+        if "autotune" in timing:
+            setting["autotune_at_timing_start"] = timing["autotune"]
         result["setting"] = setting
+        result["autotune"] = setting.get("autotune")
         if "signature" not in setting:
             result["ok"] = False
             result["error"] = "the step ran no graph on the GRAPHI executor"

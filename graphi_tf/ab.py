@@ -1,19 +1,15 @@
 """``graphi-tf ab``: stock TensorFlow vs GRAPHI on one step, each arm in its own process.
 
-Arms (``--arms`` selects a subset; default all):
-  stock_default     DEFAULT executor, default ConfigProto (TF's own pool sizes)
-  stock_best        a sweep of DEFAULT with inter_op, intra_op in the powers of two up to
-                    the usable cores; every point is its own arm (stock_i2_a1, ...) and the
-                    report names the best by median. A single point may be given by name.
-  single_threaded   SINGLE_THREADED_EXECUTOR
-  graphi_untuned    GRAPHI with an empty cache dir and no GRAPHI_* variables: its default
-  graphi_tuned      GRAPHI started from a cached tuned setting: before the rounds one process
-                    runs ``graphi_tf.tune`` on the step into <out-dir>/graphi_cache; the arm
-                    runs with that GRAPHI_CACHE_DIR and fails unless GRAPHI reports (info()
-                    graphs[].source) that the main graph started from "cache".
+The arms and what each runs are the table ``graphi_tf.arms.ARMS`` (listed under --help):
+stock_default, the stock_best sweep of DEFAULT's (inter_op, intra_op), single_threaded,
+graphi_auto (GRAPHI as an unchanged model gets it: a new empty cache per process, no
+GRAPHI_* variables; the headline), graphi_untuned (GRAPHI's fixed default layout,
+GRAPHI_AUTOTUNE=0) and graphi_tuned (started from a setting ``graphi_tf.tune`` cached in a
+tuning run before the rounds; the arm fails unless GRAPHI reports (info() graphs[].source)
+that the main graph started from "cache").
 
 ``--graphi-env NAME:VAR=VALUE[,VAR=VALUE...]`` (repeatable) adds a GRAPHI arm NAME that runs
-like graphi_untuned with those environment variables, e.g. one of GRAPHI's knobs
+like graphi_untuned with those environment variables on top, e.g. one of GRAPHI's knobs
 (``--graphi-env no_merge:GRAPHI_MERGE_THRESHOLD_NS=off``); the report also compares it with
 graphi_untuned.
 
@@ -22,9 +18,12 @@ the arms interleaved over ``--repeats`` rounds with the starting arm rotated eac
 each with ``--warmup`` untimed and ``--steps`` timed steps. One more "reference" process
 (DEFAULT, inter=1 intra=1, a few FULL_TRACE steps) measures the physical limit
 LB = max(CP, W / cores). A failed process (non-zero exit, timeout, bad JSON) marks its arm
-failed with the tail of its stderr; the other arms still run. Statistics and the output
-schema: ``graphi_tf.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir`` and the table
-on stdout.
+failed with the tail of its stderr (the only worker output shown); the other arms still
+run. This process runs nothing on TensorFlow (it imports it only because importing
+graphi_tf does, with TensorFlow's INFO lines off: graphi_tf._cli_logging). Statistics and
+the output schema: ``graphi_tf.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir``
+and the table on stdout, the headline (the lead GRAPHI arm against stock default and stock
+best) first.
 """
 from __future__ import annotations
 
@@ -40,40 +39,29 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from graphi_tf import arms as _arms
 from graphi_tf import report as _report
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.models import MODELS, MODES, SIZES
-ARM_GROUPS = ("stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
+
 STDERR_TAIL_LINES = 25
 
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-    """One arm: how its process runs the step."""
+    """One arm as it runs: its process's executor, pools, cache and environment."""
 
     name: str
     executor: str
     inter_op: Optional[int] = None
     intra_op: Optional[int] = None
     sweep: bool = False
-    cache: str = "empty"  # "empty": a fresh empty GRAPHI_CACHE_DIR; "tuned": the tuned one
-    env: Tuple[Tuple[str, str], ...] = ()  # extra environment (--graphi-env arms)
+    cache: str = "empty"  # graphi_tf.arms.CACHES: "empty" a new empty dir per process, "tuned"
+    env: Tuple[Tuple[str, str], ...] = ()  # the variables its processes get (graphi_tf.arms)
 
     @property
     def description(self) -> str:
-        if self.name == "stock_default":
-            return "DEFAULT executor, default ConfigProto"
-        if self.sweep:
-            return f"DEFAULT executor, inter_op={self.inter_op} intra_op={self.intra_op}"
-        if self.name == "single_threaded":
-            return "SINGLE_THREADED_EXECUTOR"
-        if self.name == "graphi_untuned":
-            return "GRAPHI, empty cache, no GRAPHI_* variables: its default setting"
-        if self.name == "graphi_tuned":
-            return "GRAPHI, started from the setting graphi_tf.tune cached for this step"
-        if self.env:
-            return "GRAPHI, empty cache, " + " ".join(f"{k}={v}" for k, v in self.env)
-        return self.executor
+        return _arms.describe(self.name, dict(self.env))
 
 
 def usable_cores() -> int:
@@ -107,7 +95,7 @@ def parse_env_arm(text: str) -> Arm:
     if not sep or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise ValueError(f"invalid --graphi-env {text!r}; allowed: NAME:VAR=VALUE[,VAR=VALUE...] with "
                          "NAME of lower-case letters, digits and _, e.g. no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
-    if name in ARM_GROUPS or name == "stock_default" or _report.parse_sweep_arm(name) is not None:
+    if name in _arms.ARM_NAMES or _arms.parse_sweep_arm(name) is not None:
         raise ValueError(f"invalid --graphi-env name {name!r}: it is a built-in arm; choose another name")
     env = []
     for item in filter(None, (part.strip() for part in assignments.split(","))):
@@ -117,17 +105,17 @@ def parse_env_arm(text: str) -> Arm:
         env.append((var, value))
     if not env:
         raise ValueError(f"invalid --graphi-env {text!r}: no VAR=VALUE given")
-    return Arm(name, "GRAPHI", env=tuple(env))
+    return Arm(name, "GRAPHI", env=tuple(_arms.custom_env(dict(env)).items()))
 
 
 def resolve_arms(selected: Sequence[str], sweep: Sequence[int],
                  env_arms: Sequence[Arm] = ()) -> List[Arm]:
-    """Arms for ``--arms`` names (groups of ARM_GROUPS or sweep points like stock_i2_a1),
+    """Arms for ``--arms`` names (of graphi_tf.arms.ARMS, or sweep points like stock_i2_a1),
     followed by the ``--graphi-env`` arms.
 
     Raises ValueError naming the unknown name and the allowed ones.
     """
-    sweep_names = [_report.sweep_arm_name(i, a) for i in sweep for a in sweep]
+    sweep_names = [_arms.sweep_arm_name(i, a) for i in sweep for a in sweep]
     arms: List[Arm] = []
 
     def add(arm: Arm) -> None:
@@ -135,30 +123,25 @@ def resolve_arms(selected: Sequence[str], sweep: Sequence[int],
             arms.append(arm)
 
     for name in selected:
-        if name == "stock_default":
-            add(Arm("stock_default", "DEFAULT"))
-        elif name == "stock_best":
+        spec = _arms.spec(name)
+        point = _arms.parse_sweep_arm(name)
+        if spec is not None and spec.sweep:
             for i in sweep:
                 for a in sweep:
-                    add(Arm(_report.sweep_arm_name(i, a), "DEFAULT", i, a, sweep=True))
-        elif _report.parse_sweep_arm(name) is not None:
-            i, a = _report.parse_sweep_arm(name)
-            add(Arm(name, "DEFAULT", i, a, sweep=True))
-        elif name == "single_threaded":
-            add(Arm("single_threaded", "SINGLE_THREADED_EXECUTOR"))
-        elif name == "graphi_untuned":
-            add(Arm("graphi_untuned", "GRAPHI"))
-        elif name == "graphi_tuned":
-            add(Arm("graphi_tuned", "GRAPHI", cache="tuned"))
+                    add(Arm(_arms.sweep_arm_name(i, a), spec.executor, i, a, sweep=True))
+        elif spec is not None:
+            add(Arm(name, spec.executor, cache=spec.cache, env=spec.env))
+        elif point is not None:
+            add(Arm(name, "DEFAULT", point[0], point[1], sweep=True))
         else:
-            raise ValueError(f"unknown arm {name!r}; allowed: {', '.join(ARM_GROUPS)} "
+            raise ValueError(f"unknown arm {name!r}; allowed: {', '.join(_arms.ARM_NAMES)} "
                              f"or a sweep point such as {', '.join(sweep_names)}")
     for arm in env_arms:
         if arm.name in [a.name for a in arms]:
             raise ValueError(f"--graphi-env arm {arm.name!r} is given twice")
         arms.append(arm)
     if not arms:
-        raise ValueError(f"no arms selected; allowed: {', '.join(ARM_GROUPS)}")
+        raise ValueError(f"no arms selected; allowed: {', '.join(_arms.ARM_NAMES)}")
     return arms
 
 
@@ -211,13 +194,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
                             help="timed steps per arm process (default 50)")
     parser.add_argument("--repeats", type=_int_at_least(1), default=5,
                         help="rounds over all arms, starting arm rotated each round (default 5)")
-    parser.add_argument("--arms", type=_arm_list, default=list(ARM_GROUPS),
-                        help=f"comma-separated subset of {','.join(ARM_GROUPS)} or sweep points like "
+    parser.add_argument("--arms", type=_arm_list, default=list(_arms.ARM_NAMES),
+                        help=f"comma-separated subset of {','.join(_arms.ARM_NAMES)} or sweep points like "
                              "stock_i2_a1 (default: all)")
     parser.add_argument("--graphi-env", type=_env_arm, action="append", default=[],
                         metavar="NAME:VAR=VALUE,...",
-                        help="an extra GRAPHI arm NAME run with these environment variables, compared "
-                             "with graphi_untuned (repeatable), e.g. no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
+                        help="an extra GRAPHI arm NAME run like graphi_untuned with these environment "
+                             "variables on top, compared with graphi_untuned (repeatable), e.g. "
+                             "no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
     parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
                         help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
                              "up to the usable cores)")
@@ -234,11 +218,15 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
     parser.add_argument("--no-png", action="store_true", help="do not write ab.png")
 
 
+def _epilog() -> str:
+    return _arms.help_text() + "\n\n" + __doc__.split("\n\n", 2)[2]
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds the ``ab`` subcommand to ``graphi-tf``'s subparsers."""
     parser = subparsers.add_parser(
         "ab", help="A/B: stock TensorFlow vs GRAPHI on one step, each arm in its own process",
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+        description=__doc__.split("\n\n")[0], epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return parser
@@ -325,7 +313,7 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup: int = 100,
+def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, warmup: int = 100,
            steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
            tune_warmup: int = 20, tune_steps: int = 30, trace_steps: int = 5,
            timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
@@ -371,10 +359,12 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
                                    "--warmup", str(tune_warmup), "--steps", str(tune_steps)], env, timeout)
         result = rec["result"] or {}
         raw["tune"] = {"ok": rec["ok"], "cache_dir": tuned_cache, "wall_s": rec.get("wall_s"),
-                       "error": rec["error"], "stderr_tail": rec["stderr_tail"], "result": result.get("tune")}
+                       "error": rec["error"], "stderr_tail": rec["stderr_tail"], "result": result.get("tune"),
+                       "cache_entries": result.get("cache_entries_at_end")}
         if rec["ok"]:
-            best = result["tune"]["best"]
-            _log(f"[tune] best {best[0]}x{best[1]} cached in {tuned_cache} ({rec['wall_s']:.1f} s)")
+            best = (result.get("tune") or {}).get("best")
+            what = f"best {best[0]}x{best[1]}" if isinstance(best, (list, tuple)) and len(best) == 2 else "done"
+            _log(f"[tune] {what}, cached in {tuned_cache} ({rec['wall_s']:.1f} s)")
         else:
             tune_error = f"the tuning run failed: {rec['error']}"
             _log(f"[tune] FAILED: {rec['error']}")
@@ -398,22 +388,35 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = ARM_GROUPS, warmup
                 argv += ["--intra", str(arm.intra_op)]
             if arm.cache == "tuned":
                 argv += ["--expect-source", "cache"]
-                rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=tuned_cache), timeout)
+                env = dict(base_env, **dict(arm.env), GRAPHI_CACHE_DIR=tuned_cache)
+                rec = run_process(python, argv, env, timeout)
             else:
+                # A new empty cache for this process alone: nothing an earlier process cached
+                # (graphi_auto's online tuning caches what it adopts) reaches this one.
                 with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
-                    env = dict(base_env, GRAPHI_CACHE_DIR=empty, **dict(arm.env))
+                    env = dict(base_env, **dict(arm.env), GRAPHI_CACHE_DIR=empty)
                     rec = run_process(python, argv, env, timeout)
             result = rec["result"] or {}
             record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
                           stderr_tail=rec["stderr_tail"], argv=rec["argv"],
+                          env={k: v for k, v in env.items() if k.startswith("GRAPHI_")},
                           step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
                           examples_per_step=result.get("examples_per_step"),
                           graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
-                          proof=result.get("proof"))
+                          autotune=result.get("autotune"), proof=result.get("proof"),
+                          cache_dir=result.get("cache_dir"),
+                          cache_entries_at_start=result.get("cache_entries_at_start"),
+                          cache_entries_at_end=result.get("cache_entries_at_end"))
             raw["arms"][arm.name]["rounds"].append(record)
             if rec["ok"]:
                 times = sorted(record["step_times_ms"])
                 status = f"median {times[len(times) // 2]:.3f} ms"
+                autotune = record["autotune"]
+                if isinstance(autotune, dict):
+                    chosen = autotune.get("chosen")
+                    status += (f", autotune {autotune.get('state')}"
+                               + (f" {chosen[0]}x{chosen[1]}" if isinstance(chosen, list) and len(chosen) == 2
+                                  else ""))
             else:
                 status = f"FAILED ({rec['error']})"
             _log(f"[round {r + 1}/{repeats}] {arm.name}: {status} ({rec.get('wall_s', 0):.1f} s)")
@@ -479,7 +482,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m graphi_tf.ab`` / tools/ab.py: the same as ``graphi-tf ab``."""
     parser = argparse.ArgumentParser(prog="graphi-tf ab", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     epilog=_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args(argv))

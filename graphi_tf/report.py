@@ -7,14 +7,20 @@ A/B run into the report document, and ``render_terminal``, ``render_markdown``,
 
 Statistics
 ----------
-* Per arm, over all timed steps of all rounds that succeeded: median, min and max step
-  time (ms); and the median of each round on its own (``round_medians_ms``).
+* Per arm, over all timed steps of all rounds that succeeded: median, p25 and p75 (the
+  interquartile range, IQR; linear interpolation between the two nearest steps), min and
+  max step time (ms); and the median of each round on its own (``round_medians_ms``).
+  Tables and ab.png show the IQR: on a loaded machine a few very slow steps make min–max
+  say nothing about the typical step.
 * examples/s = examples_per_step / (median step time in seconds).
 * Speedup of arm X over arm Y with its spread: for each round r in which both ran,
   ratio_r = median_Y_r / median_X_r (> 1: X is faster). Reported as the **median of the
   per-round ratios ± half their range** ((max − min) / 2), with the number of rounds, e.g.
-  "GRAPHI tuned ran 1.42 ± 0.03 times faster than stock default (5 rounds)". Rounds are
+  "GRAPHI auto ran 1.42 ± 0.03 times as fast as stock default (5 rounds)". Rounds are
   the unit because the arms of one round run back to back on the same machine state.
+* The lead lines (``lead``), printed first: the best-ranked GRAPHI arm that ran
+  (``graphi_tf.arms``: graphi_auto, else graphi_tuned, else graphi_untuned) against stock
+  default and stock best.
 * ``stock_best`` is the stock (inter, intra) sweep arm with the lowest median step time
   over all its steps; its per-round medians are that arm's.
 * Physical limit, from a traced step of a reference process (DEFAULT executor,
@@ -36,6 +42,7 @@ JSON schema (``schema_version`` 1)
     "settings": {"warmup": int, "steps": int, "repeats": int, ...},   # how it was run
     "machine": {"usable_cores": int|null, ...},
     "spread": "median of per-round ratios ± half their range",
+    "whiskers": "IQR: p25–p75 of all timed steps",     # added; absent in older reports
     "examples_per_step": int|null, "graph_nodes": int|null,
     "order": [[arm, ...], ...],                       # arm order of each round
     "arms": {NAME: {
@@ -43,16 +50,22 @@ JSON schema (``schema_version`` 1)
         "inter_op": int|null, "intra_op": int|null, "sweep": bool,
         "status": "ok"|"partial"|"failed", "error": str|null, "stderr_tail": str|null,
         "median_ms", "min_ms", "max_ms": float|null, "round_medians_ms": [float|null],
+        "p25_ms", "p75_ms": float|null,                # added; absent in older reports
         "n_steps": int, "ok_rounds": int, "failed_rounds": int,
         "examples_per_s": float|null, "efficiency": float|null,
         "speedup_vs_stock_default": SPEEDUP|null,
-        "setting": {...}|null,     # what was in force (GRAPHI: executors, threads, source)
+        "env": {VAR: VALUE},       # the arm's own variables (graphi_tf.arms)
+        "setting": {...}|null,     # what was in force (GRAPHI: executors, threads, source,
+                                   # and "autotune": GRAPHI's online tuning state, if any)
+        "autotune": [{...}|null],  # per round, the main graph's autotune state at the end
         "proof": {...}|null,       # stock arms: evidence that GRAPHI did nothing
         "rounds": [{"round": int, "ok": bool, "step_times_ms": [float], "median_ms": float|null,
-                    "wall_s": float|null, "error": str|null, "stderr_tail": str|null, ...}]}},
+                    "wall_s": float|null, "error": str|null, "stderr_tail": str|null,
+                    "env": {...}, "cache_dir": str|null, "cache_entries_at_start": [str]|null, ...}]}},
     "stock_best": {"arm": str, "median_ms": float, "inter_op": int, "intra_op": int}|null,
     "speedups": [SPEEDUP, ...],
-    "headlines": [str, ...],
+    "headlines": [str, ...],   # every headline comparison, the lead arm's first
+    "lead_arm": str|null, "lead": [str, ...],   # added: the lead lines (see Statistics)
     "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,
               "work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
               "lower_bound_ms": float|null, "cores": int|null, "nodes": int|null,
@@ -70,19 +83,14 @@ import math
 import statistics
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from graphi_tf import arms as _arms
+from graphi_tf.arms import STOCK_BEST, STOCK_DEFAULT
+# Re-exported: the sweep arm names were defined here before graphi_tf.arms held the table.
+from graphi_tf.arms import parse_sweep_arm, sweep_arm_name  # noqa: F401
+
 SCHEMA_VERSION = 1
 SPREAD_TEXT = "median of per-round ratios ± half their range"
-
-STOCK_DEFAULT = "stock_default"
-STOCK_BEST = "stock_best"
-GRAPHI_ARMS = ("graphi_untuned", "graphi_tuned")
-# Arms compared against stock_best in the headlines (besides every arm vs stock_default).
-_LABELS = {
-    "stock_default": "stock default",
-    "single_threaded": "stock single-threaded",
-    "graphi_untuned": "GRAPHI untuned",
-    "graphi_tuned": "GRAPHI tuned",
-}
+WHISKERS_TEXT = "IQR: p25–p75 of all timed steps"
 
 
 class ReportError(RuntimeError):
@@ -90,31 +98,27 @@ class ReportError(RuntimeError):
 
 
 def arm_label(name: str) -> str:
-    """Human name of an arm: "stock default", "stock inter=2 intra=1", "GRAPHI tuned", ..."""
-    if name in _LABELS:
-        return _LABELS[name]
-    sweep = parse_sweep_arm(name)
-    if sweep is not None:
-        return f"stock inter={sweep[0]} intra={sweep[1]}"
-    return name
-
-
-def sweep_arm_name(inter: int, intra: int) -> str:
-    """The name of a stock sweep arm: ``stock_i{inter}_a{intra}``."""
-    return f"stock_i{inter}_a{intra}"
-
-
-def parse_sweep_arm(name: str) -> Optional[tuple]:
-    """(inter, intra) of a sweep arm name like ``stock_i2_a1``, else None."""
-    if not name.startswith("stock_i") or "_a" not in name[7:]:
-        return None
-    inter, _, intra = name[7:].partition("_a")
-    if not (inter.isdigit() and intra.isdigit()):
-        return None
-    return int(inter), int(intra)
+    """Human name of an arm: "stock default", "stock inter=2 intra=1", "GRAPHI auto", ...
+    (``graphi_tf.arms.label``)."""
+    return _arms.label(name)
 
 
 # ------------------------------------------------------------------------ statistics
+
+
+def percentile(values: Sequence[float], q: float) -> Optional[float]:
+    """The ``q``-quantile (0 <= q <= 1) of ``values`` by linear interpolation between the two
+    nearest order statistics (position q·(n − 1) in the sorted values; numpy's default);
+    None for no values."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q={q!r} is invalid; allowed: 0 <= q <= 1")
+    data = sorted(float(v) for v in values)
+    if not data:
+        return None
+    pos = q * (len(data) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(data) - 1)
+    return data[low] + (data[high] - data[low]) * (pos - low)
 
 
 def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, Any]:
@@ -124,9 +128,9 @@ def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, An
       rounds: per round, the timed step times in ms, or None for a failed round.
 
     Returns:
-      {"median_ms", "min_ms", "max_ms"} over all steps of all successful rounds (None if
-      none), "round_medians_ms" (None for failed rounds), "n_steps", "ok_rounds",
-      "failed_rounds".
+      {"median_ms", "p25_ms", "p75_ms", "min_ms", "max_ms"} over all steps of all
+      successful rounds (None if none), "round_medians_ms" (None for failed rounds),
+      "n_steps", "ok_rounds", "failed_rounds".
     """
     all_steps: List[float] = []
     round_medians: List[Optional[float]] = []
@@ -139,6 +143,8 @@ def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, An
     ok = sum(1 for m in round_medians if m is not None)
     return {
         "median_ms": statistics.median(all_steps) if all_steps else None,
+        "p25_ms": percentile(all_steps, 0.25),
+        "p75_ms": percentile(all_steps, 0.75),
         "min_ms": min(all_steps) if all_steps else None,
         "max_ms": max(all_steps) if all_steps else None,
         "round_medians_ms": round_medians,
@@ -176,13 +182,12 @@ def speedup(x_round_medians: Sequence[Optional[float]],
 
 
 def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any]) -> str:
-    """"X ran 1.42 ± 0.03 times faster than Y (5 rounds)" (or "... as fast as ..." below 1)."""
+    """"X ran 1.42 ± 0.03 times as fast as Y (5 rounds)" (below 1: X was slower)."""
     if sp.get("ratio") is None:
         return f"{x_label} vs {y_label}: no round where both ran"
     n = sp["rounds"]
     rounds = f"{n} round{'s' if n != 1 else ''}"
-    how = "times faster than" if sp["ratio"] >= 1.0 else "times as fast as"
-    return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} {how} {y_label} ({rounds})"
+    return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} times as fast as {y_label} ({rounds})"
 
 
 def lower_bound_ms(work_ms: float, critical_path_ms: float, cores: int) -> float:
@@ -249,6 +254,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         "settings": copy.deepcopy(raw.get("settings", {})),
         "machine": copy.deepcopy(raw.get("machine", {})),
         "spread": SPREAD_TEXT,
+        "whiskers": WHISKERS_TEXT,
         "order": copy.deepcopy(raw.get("order", [])),
         "tune": copy.deepcopy(raw.get("tune")),
     }
@@ -286,14 +292,22 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         nodes = _first_ok(rounds, "graph_nodes")
         examples = examples if examples is not None else eps
         graph_nodes = graph_nodes if graph_nodes is not None else nodes
+        spec = _arms.spec(name)
+        env = dict(arm.get("env") or {})
+        custom = spec is None and not arm.get("sweep") and arm.get("executor") == "GRAPHI"
+        if spec is not None or _arms.parse_sweep_arm(name) is not None or custom:
+            description = _arms.describe(name, env)
+        else:  # an arm this graphi_tf does not know (an older or newer report)
+            description = arm.get("description", "")
         entry = {
             "label": arm_label(name),
-            "description": arm.get("description", ""),
+            "description": description,
             "executor": arm.get("executor"),
             "inter_op": arm.get("inter_op"),
             "intra_op": arm.get("intra_op"),
             "sweep": bool(arm.get("sweep", False)),
-            "env": dict(arm.get("env") or {}),
+            "env": env,
+            "custom": custom,
             "status": status,
             "error": failed[-1].get("error") if failed else None,
             "stderr_tail": failed[-1].get("stderr_tail") if failed else None,
@@ -302,6 +316,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             "efficiency": efficiency(lb, stats["median_ms"]),
             "speedup_vs_stock_default": None,
             "setting": _first_ok(rounds, "setting"),
+            "autotune": [r.get("autotune") if r.get("ok") else None for r in rounds],
             "proof": _first_ok(rounds, "proof"),
             "rounds": rounds,
         }
@@ -331,28 +346,42 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             headlines.append(sp["text"])
         return sp
 
+    ranked = _arms.graphi_ranked()
     base = arms.get(STOCK_DEFAULT)
     if base is not None and base["median_ms"] is not None:
         for name, entry in arms.items():
             if name == STOCK_DEFAULT or entry["median_ms"] is None:
                 continue
-            headline = name in GRAPHI_ARMS or (stock_best is not None and name == stock_best["arm"])
+            headline = name in ranked or (stock_best is not None and name == stock_best["arm"])
             entry["speedup_vs_stock_default"] = compare(name, STOCK_DEFAULT, "stock default", headline)
     if stock_best is not None:
-        for name in GRAPHI_ARMS:
+        for name in ranked:
             if name in arms and arms[name]["median_ms"] is not None:
                 compare(name, stock_best["arm"], stock_best["label"], True)
-    # Arms that change one of GRAPHI's knobs (--graphi-env) against GRAPHI as it comes.
-    untuned = arms.get("graphi_untuned")
+    # Arms that change one of GRAPHI's knobs (--graphi-env) against GRAPHI's fixed default.
+    untuned = arms.get(_arms.GRAPHI_UNTUNED)
     if untuned is not None and untuned["median_ms"] is not None:
         for name, entry in arms.items():
-            if entry["env"] and entry["median_ms"] is not None:
-                compare(name, "graphi_untuned", "GRAPHI untuned", True)
-    # GRAPHI tuned first, then untuned, then the rest.
-    order = {"GRAPHI tuned": 0, "GRAPHI untuned": 1}
-    headlines.sort(key=lambda t: min((v for k, v in order.items() if t.startswith(k)), default=2))
+            if entry["custom"] and entry["median_ms"] is not None:
+                compare(name, _arms.GRAPHI_UNTUNED, arm_label(_arms.GRAPHI_UNTUNED), True)
+    # The table's GRAPHI arms in rank order (graphi_auto first), then the rest.
+    rank = {arm_label(n): i for i, n in enumerate(ranked)}
+    headlines.sort(key=lambda t: min((v for k, v in rank.items() if t.startswith(k + " ran")),
+                                     default=len(rank)))
+    lead_arm = next((n for n in ranked if n in arms and arms[n]["median_ms"] is not None), None)
+    # A better-ranked arm that was run but never succeeded is named before the lead lines.
+    lead = [f"{arm_label(n)}: no successful round ({arms[n]['error']})" for n in ranked
+            if n in arms and arms[n]["median_ms"] is None and (lead_arm is None or
+                                                               ranked.index(n) < ranked.index(lead_arm))]
+    if lead_arm is not None:
+        for sp in speedups:
+            if sp["arm"] == lead_arm and sp["ratio"] is not None and (
+                    sp["baseline"] == STOCK_DEFAULT or sp["baseline"] == (stock_best or {}).get("arm")):
+                lead.append(sp["text"])
     doc["speedups"] = speedups
     doc["headlines"] = headlines
+    doc["lead_arm"] = lead_arm
+    doc["lead"] = lead
     return doc
 
 
@@ -381,6 +410,9 @@ def check_schema(doc: Dict[str, Any]) -> None:
             raise ValueError(f"{where}.status: {arm['status']!r}")
         for key in ("median_ms", "min_ms", "max_ms", "examples_per_s", "efficiency"):
             need(arm, key, num, where)
+        for key in ("p25_ms", "p75_ms"):  # added to schema 1: absent in older reports
+            if key in arm:
+                need(arm, key, num, where)
         need(arm, "round_medians_ms", (list,), where)
         need(arm, "rounds", (list,), where)
         for r in arm["rounds"]:
@@ -425,7 +457,7 @@ def _speedup_cell(arm: Dict[str, Any]) -> str:
     return f"{sp['ratio']:.2f} ± {sp['spread']:.2f}"
 
 
-_COLUMNS = ("arm", "setting", "median ms", "min ms", "max ms", "examples/s", "vs default",
+_COLUMNS = ("arm", "setting", "median ms", "p25 ms", "p75 ms", "examples/s", "vs default",
             "LB/time", "rounds", "status")
 
 
@@ -437,8 +469,8 @@ def _rows(doc: Dict[str, Any]) -> List[List[str]]:
             name + (" *" if name == best else ""),
             _setting_text(arm),
             _f(arm["median_ms"], ".3f"),
-            _f(arm["min_ms"], ".3f"),
-            _f(arm["max_ms"], ".3f"),
+            _f(arm.get("p25_ms"), ".3f"),
+            _f(arm.get("p75_ms"), ".3f"),
             _f(arm["examples_per_s"], ".1f"),
             _speedup_cell(arm),
             _f(arm["efficiency"], ".2f"),
@@ -461,6 +493,36 @@ def _case_title(doc: Dict[str, Any]) -> str:
             f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
 
 
+def _lead(doc: Dict[str, Any]) -> List[str]:
+    return list(doc.get("lead") or [])
+
+
+def _other_headlines(doc: Dict[str, Any]) -> List[str]:
+    lead = set(_lead(doc))
+    return [t for t in doc["headlines"] if t not in lead]
+
+
+def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
+    """What GRAPHI's online autotuning did in an arm's rounds, if its GRAPHI reported it."""
+    states = [a for a in arm.get("autotune") or [] if isinstance(a, dict)]
+    if not states:
+        return None
+    counts: Dict[str, int] = {}
+    for a in states:
+        what = str(a.get("state", "?"))
+        if a.get("chosen"):
+            what += " " + "x".join(str(v) for v in a["chosen"])
+        counts[what] = counts.get(what, 0) + 1
+    parts = [f"{what} in {n} round{'s' if n != 1 else ''}" for what, n in counts.items()]
+    exploring = sum(1 for r in arm.get("rounds", []) if r.get("ok") and
+                    ((r.get("setting") or {}).get("autotune_at_timing_start") or {}).get("state") == "exploring")
+    text = f"{name}: GRAPHI's online autotuning at the end: " + ", ".join(parts)
+    if exploring:
+        text += (f"; still exploring when the timed steps began in {exploring} round"
+                 f"{'s' if exploring != 1 else ''} (more --warmup steps would time only the adopted setting)")
+    return text
+
+
 def _bound_text(doc: Dict[str, Any]) -> str:
     b = doc["bound"]
     if b["status"] == "ok":
@@ -474,11 +536,15 @@ def _bound_text(doc: Dict[str, Any]) -> str:
 
 
 def _notes(doc: Dict[str, Any]) -> List[str]:
-    notes = []
+    notes = ["p25, p75: the interquartile range (IQR) of all timed steps of an arm (ab.png's whiskers)"]
     best = doc.get("stock_best")
     if best:
         notes.append(f"stock best of the inter/intra sweep (by median): {best['arm']} "
                      f"({best['median_ms']:.3f} ms), marked *")
+    for name, arm in doc["arms"].items():
+        autotune = _autotune_text(name, arm)
+        if autotune:
+            notes.append(autotune)
     for name, arm in doc["arms"].items():
         proof = arm.get("proof")
         if proof is not None:
@@ -490,7 +556,8 @@ def _notes(doc: Dict[str, Any]) -> List[str]:
 
 
 def render_terminal(doc: Dict[str, Any]) -> str:
-    """The report as a plain-text table with the headlines, the limit and any failures."""
+    """The report as plain text: the lead lines, the table, the other headlines, the limit
+    and any failures."""
     rows = _rows(doc)
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(_COLUMNS)]
 
@@ -500,11 +567,12 @@ def render_terminal(doc: Dict[str, Any]) -> str:
             out.append(c.ljust(w) if i in (0, 1, 9) else c.rjust(w))
         return "  ".join(out).rstrip()
 
-    lines = [_case_title(doc), f"speedups: {SPREAD_TEXT}", line(_COLUMNS),
-             "  ".join("-" * w for w in widths)]
+    lines = _lead(doc) + ([""] if _lead(doc) else [])
+    lines += [_case_title(doc), f"speedups: {SPREAD_TEXT}", line(_COLUMNS),
+              "  ".join("-" * w for w in widths)]
     lines += [line(r) for r in rows]
     lines.append("")
-    lines += doc["headlines"]
+    lines += _other_headlines(doc)
     lines += _notes(doc)
     lines.append(_bound_text(doc))
     for name, arm in doc["arms"].items():
@@ -519,17 +587,19 @@ def render_terminal(doc: Dict[str, Any]) -> str:
 
 
 def render_markdown(doc: Dict[str, Any]) -> str:
-    """The report as markdown: a title line, the table, headlines and notes."""
+    """The report as markdown: the lead lines, a title line, the table, the other
+    headlines and notes."""
     def esc(text: str) -> str:
         return text.replace("|", "\\|")
 
-    out = [f"**{esc(_case_title(doc))}**", "", f"Speedups: {SPREAD_TEXT}.", ""]
+    out = [f"- **{esc(t)}**" for t in _lead(doc)] + ([""] if _lead(doc) else [])
+    out += [f"**{esc(_case_title(doc))}**", "", f"Speedups: {SPREAD_TEXT}.", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "|".join("---" if i in (0, 1, 9) else "---:" for i in range(len(_COLUMNS))) + "|")
     for r in _rows(doc):
         out.append("| " + " | ".join(esc(c) for c in r) + " |")
     out.append("")
-    for text in doc["headlines"] + _notes(doc) + [_bound_text(doc)]:
+    for text in _other_headlines(doc) + _notes(doc) + [_bound_text(doc)]:
         out.append(f"- {esc(text)}")
     for name, arm in doc["arms"].items():
         if arm["status"] != "ok":
@@ -555,36 +625,48 @@ def _figure(width: float, height: float):
     return fig
 
 
-def render_png(doc: Dict[str, Any], path: str) -> str:
-    """Writes a bar chart: median step time per arm, min–max error bars, the LB line.
+def iqr_whiskers(arm: Dict[str, Any]) -> Optional[tuple]:
+    """(median − p25, p75 − median) of an arm: the lengths of its IQR whiskers below and
+    above its median bar; None without a median or percentiles (older reports)."""
+    median, p25, p75 = arm.get("median_ms"), arm.get("p25_ms"), arm.get("p75_ms")
+    if median is None or p25 is None or p75 is None:
+        return None
+    return max(0.0, median - p25), max(0.0, p75 - median)
 
-    Uses matplotlib's Agg canvas (imported here, lazily). Raises ReportError if
-    matplotlib is missing. Returns ``path``.
-    """
+
+def ab_chart(doc: Dict[str, Any]) -> Any:
+    """The ab.png figure (a matplotlib Figure on the Agg canvas): median step time per arm
+    as bars, whiskers over the interquartile range (p25–p75 of its steps), the LB line.
+    Raises ReportError if matplotlib is missing."""
     names = [n for n, a in doc["arms"].items() if a["median_ms"] is not None]
     fig = _figure(max(6.0, 1.1 * len(names) + 2), 4.5)
     ax = fig.add_subplot(1, 1, 1)
     medians = [doc["arms"][n]["median_ms"] for n in names]
-    low = [m - doc["arms"][n]["min_ms"] for n, m in zip(names, medians)]
-    high = [doc["arms"][n]["max_ms"] - m for n, m in zip(names, medians)]
-    colors = ["tab:orange" if n in GRAPHI_ARMS else "tab:blue" for n in names]
-    ax.bar(range(len(names)), medians, yerr=[low, high], capsize=4, color=colors)
+    whiskers = [iqr_whiskers(doc["arms"][n]) or (0.0, 0.0) for n in names]
+    ax.bar(range(len(names)), medians, yerr=[[w[0] for w in whiskers], [w[1] for w in whiskers]],
+           capsize=4, color=[_arms.color(n) for n in names], label="median; whiskers: IQR (p25–p75)")
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([doc["arms"][n]["label"] for n in names], rotation=25, ha="right", fontsize=8)
-    ax.set_ylabel("step time, ms (median; bars: min–max)")
+    ax.set_ylabel("step time, ms (median; whiskers: IQR p25–p75)")
     lb = doc["bound"].get("lower_bound_ms")
     if lb is not None:
         ax.axhline(lb, color="tab:red", linestyle="--", label=f"physical limit LB = {lb:.2f} ms")
-        ax.legend(fontsize=8)
+    ax.legend(fontsize=8)
     ax.set_title(doc.get("case", {}).get("name", ""), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
+    return fig
+
+
+def render_png(doc: Dict[str, Any], path: str) -> str:
+    """Writes ``ab_chart(doc)`` to ``path`` (PNG) and returns ``path``. Raises ReportError
+    if matplotlib is missing."""
+    ab_chart(doc).savefig(path)
     return path
 
 
 # ------------------------------------------------------------------------ multi-case summary
 
-_SUMMARY_ARMS = ("stock_best", "single_threaded", "graphi_untuned", "graphi_tuned")
+_SUMMARY_ARMS = (STOCK_BEST, "single_threaded", _arms.GRAPHI_AUTO, _arms.GRAPHI_UNTUNED, _arms.GRAPHI_TUNED)
 
 
 def _summary_speedup(doc: Dict[str, Any], arm: str) -> Optional[Dict[str, Any]]:
@@ -598,12 +680,28 @@ def _summary_speedup(doc: Dict[str, Any], arm: str) -> Optional[Dict[str, Any]]:
     return None
 
 
+def _speedup_cells(doc: Dict[str, Any], arm: str) -> tuple:
+    """(vs stock default, vs stock best) cells of ``arm`` in a summary row."""
+    best = (doc.get("stock_best") or {}).get("arm")
+    vs_default = vs_best = "-"
+    for sp in doc.get("speedups", []):
+        if sp["arm"] == arm and sp["ratio"] is not None:
+            cell = f"{sp['ratio']:.2f} ± {sp['spread']:.2f}"
+            if sp["baseline"] == STOCK_DEFAULT:
+                vs_default = cell
+            elif sp["baseline"] == best:
+                vs_best = cell
+    return vs_default, vs_best
+
+
 def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
     """One markdown table over several reports (e.g. models × sizes): per case the step
-    times of the main arms, the speedups of GRAPHI tuned over stock default and over stock
-    best (± half the range of the per-round ratios) and GRAPHI tuned's efficiency."""
-    cols = ("case", "nodes", "stock default ms", "stock best ms", "GRAPHI untuned ms",
-            "GRAPHI tuned ms", "tuned vs default", "tuned vs best", "tuned LB/time", "rounds")
+    times of the main arms, the speedups of GRAPHI auto and GRAPHI tuned over stock default
+    and over stock best (± half the range of the per-round ratios) and GRAPHI tuned's
+    efficiency. A report without an arm (e.g. older, without graphi_auto) shows "-"."""
+    cols = ("case", "nodes", "stock default ms", "stock best ms", "GRAPHI auto ms", "GRAPHI untuned ms",
+            "GRAPHI tuned ms", "auto vs default", "auto vs best", "tuned vs default", "tuned vs best",
+            "tuned LB/time", "rounds")
     out = [f"Speedups: {SPREAD_TEXT}; LB/time: physical limit over the median step time.", "",
            "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
     for doc in docs:
@@ -613,19 +711,12 @@ def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
             return _f(arms[name]["median_ms"], ".2f") if name in arms else "-"
 
         best = (doc.get("stock_best") or {}).get("arm")
-        vs_default = vs_best = "-"
-        for sp in doc.get("speedups", []):
-            if sp["arm"] == "graphi_tuned" and sp["ratio"] is not None:
-                cell = f"{sp['ratio']:.2f} ± {sp['spread']:.2f}"
-                if sp["baseline"] == STOCK_DEFAULT:
-                    vs_default = cell
-                elif sp["baseline"] == best:
-                    vs_best = cell
-        tuned = arms.get("graphi_tuned", {})
+        tuned = arms.get(_arms.GRAPHI_TUNED, {})
         best_cell = f"{ms(best)} ({best})" if best else "-"
         out.append("| " + " | ".join([
             doc["case"]["name"], str(doc.get("graph_nodes") or "-"), ms(STOCK_DEFAULT), best_cell,
-            ms("graphi_untuned"), ms("graphi_tuned"), vs_default, vs_best,
+            ms(_arms.GRAPHI_AUTO), ms(_arms.GRAPHI_UNTUNED), ms(_arms.GRAPHI_TUNED),
+            *_speedup_cells(doc, _arms.GRAPHI_AUTO), *_speedup_cells(doc, _arms.GRAPHI_TUNED),
             _f(tuned.get("efficiency"), ".2f"), str(doc.get("settings", {}).get("repeats", "-")),
         ]) + " |")
     return "\n".join(out) + "\n"
@@ -633,13 +724,11 @@ def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
 
 def render_summary_png(docs: Sequence[Dict[str, Any]], path: str) -> str:
     """Writes grouped bars: per case, the speedup over stock default of stock best,
-    single-threaded, GRAPHI untuned and GRAPHI tuned (error bars: half the range of the
-    per-round ratios), with a line at 1.0. Raises ReportError without matplotlib."""
+    single-threaded, GRAPHI auto, GRAPHI untuned and GRAPHI tuned (error bars: half the
+    range of the per-round ratios), with a line at 1.0. Raises ReportError without matplotlib."""
     fig = _figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / len(_SUMMARY_ARMS)
-    colors = {"stock_best": "tab:blue", "single_threaded": "tab:gray",
-              "graphi_untuned": "tab:olive", "graphi_tuned": "tab:orange"}
     for k, arm in enumerate(_SUMMARY_ARMS):
         xs, ys, errs = [], [], []
         for i, doc in enumerate(docs):
@@ -649,8 +738,7 @@ def render_summary_png(docs: Sequence[Dict[str, Any]], path: str) -> str:
                 ys.append(sp["ratio"])
                 errs.append(sp["spread"])
         if xs:
-            label = "stock best" if arm == STOCK_BEST else arm_label(arm)
-            ax.bar(xs, ys, width=width, yerr=errs, capsize=2, label=label, color=colors[arm])
+            ax.bar(xs, ys, width=width, yerr=errs, capsize=2, label=arm_label(arm), color=_arms.color(arm))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(docs)))
     ax.set_xticklabels([d["case"]["name"] for d in docs], rotation=30, ha="right", fontsize=8)

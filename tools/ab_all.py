@@ -5,7 +5,8 @@ For each case (model × size, in --mode) runs the A/B comparison of graphi_tf.ab
 in its own process, interleaved rounds), keeps its full outputs in --work-dir/<case>/ and
 writes:
   docs/results/<case>.json   the case's report (graphi_tf.report schema)
-  docs/results/results.md    one summary table over all cases run so far
+  docs/results/results.md    one summary table over all cases run so far (step times of the
+                             main arms; GRAPHI auto and GRAPHI tuned vs stock default and best)
   docs/results/results.png   grouped bars: speedup over stock default per case
 and rewrites the part of README.md between the lines
   <!-- results:begin -->
@@ -28,16 +29,15 @@ sys.path.insert(0, ROOT)
 
 from graphi_tf import ab, report  # noqa: E402
 
-# Warm-up and timed steps per arm process, by size: a "large" step takes long enough that
-# 100 warm-up steps would take minutes per process.
-# Per size: steps per process, rounds, and the tuning run of graphi_tuned. Chosen so that all
-# 12 cases fit in about 80 minutes on 2 cores: small steps take ~25 ms, medium ~200 ms,
-# large ~1.5 s, so "large" gets 5 warm-up steps rather than 100 (its ops are all expensive,
-# so stock TensorFlow's cost model has nothing to settle that changes where they run).
-# --warmup/--steps/--repeats/--tune-warmup/--tune-steps override these for every size.
+# Per size: warm-up and timed steps per arm process, rounds, and the tuning run of
+# graphi_tuned. Small steps take ~25 ms, medium ~200 ms, large ~1.5 s on 2 cores, so "large"
+# gets 5 warm-up steps rather than 100 (its ops are all expensive, so stock TensorFlow's cost
+# model has nothing to settle that changes where they run) and fewer rounds. Every arm,
+# graphi_auto (the headline) included, runs in each round.
+# --warmup/--steps SIZE=N override them per size, --repeats/--tune-warmup/--tune-steps for every size.
 SIZE_DEFAULTS = {
-    "small": {"warmup": 100, "steps": 50, "repeats": 3, "tune_warmup": 20, "tune_steps": 30},
-    "medium": {"warmup": 30, "steps": 20, "repeats": 2, "tune_warmup": 5, "tune_steps": 10},
+    "small": {"warmup": 100, "steps": 50, "repeats": 5, "tune_warmup": 20, "tune_steps": 30},
+    "medium": {"warmup": 30, "steps": 20, "repeats": 3, "tune_warmup": 5, "tune_steps": 10},
     "large": {"warmup": 5, "steps": 5, "repeats": 2, "tune_warmup": 2, "tune_steps": 3},
 }
 PER_SIZE_KEYS = ("repeats", "tune_warmup", "tune_steps")

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from graphi_tf import ab, cli, report
+from graphi_tf import _ab_worker, _cli_logging, ab, arms, cli, report
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -94,7 +94,8 @@ def _parse_error(capsys, argv):
     (["ab", "--model", "lstm", "--size", "huge"], ["small", "medium", "large"]),
     (["ab", "--model", "lstm", "--mode", "eager"], ["graph", "function"]),
     (["ab", "--model", "lstm", "--arms", "stock_default,bogus"],
-     ["stock_default", "stock_best", "single_threaded", "graphi_untuned", "graphi_tuned", "stock_i2_a1"]),
+     ["stock_default", "stock_best", "single_threaded", "graphi_auto", "graphi_untuned", "graphi_tuned",
+      "stock_i2_a1"]),
     (["ab", "--model", "lstm", "--warmup", "-1"], [">= 0"]),
     (["ab", "--model", "lstm", "--sweep", "0,2"], ["whole numbers >= 1"]),
 ])
@@ -115,10 +116,30 @@ def test_stock_best_expands_to_every_point_of_the_sweep():
     assert ab.sweep_values(4) == [1, 2, 4] and ab.sweep_values(3) == [1, 2]
 
 
-def test_graphi_env_arm_runs_graphi_with_its_variables_after_the_selected_arms():
+def test_the_table_arms_run_with_their_cache_and_environment():
+    by_name = {a.name: a for a in ab.resolve_arms(list(arms.ARM_NAMES), [1, 2])}
+    assert (by_name["graphi_auto"].executor, by_name["graphi_auto"].cache, by_name["graphi_auto"].env) == (
+        "GRAPHI", "empty", ())
+    assert (by_name["graphi_untuned"].cache, by_name["graphi_untuned"].env) == ("empty", (("GRAPHI_AUTOTUNE", "0"),))
+    assert by_name["graphi_tuned"].cache == "tuned"
+    for name, arm in by_name.items():
+        assert arm.description == arms.describe(name)
+
+
+def test_the_arms_table_is_the_default_selection_and_the_help():
+    parser = cli._build_parser()
+    assert parser.parse_args(["ab", "--model", "lstm"]).arms == list(arms.ARM_NAMES)
+    help_text = " ".join(ab._epilog().split())
+    for spec in arms.ARMS:
+        assert f"{spec.name} {spec.description}" in help_text
+
+
+def test_graphi_env_arm_runs_like_graphi_untuned_with_its_variables_after_the_selected_arms():
     arm = ab.parse_env_arm("no_merge:GRAPHI_MERGE_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
     assert (arm.executor, arm.cache) == ("GRAPHI", "empty")
-    assert arm.env == (("GRAPHI_MERGE_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
+    assert arm.env == (("GRAPHI_AUTOTUNE", "0"), ("GRAPHI_MERGE_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
+    assert ab.parse_env_arm("auto_fifo:GRAPHI_AUTOTUNE=1,GRAPHI_POLICY=fifo").env == (
+        ("GRAPHI_AUTOTUNE", "1"), ("GRAPHI_POLICY", "fifo"))
     names = [a.name for a in ab.resolve_arms(["graphi_untuned"], [1, 2], [arm])]
     assert names == ["graphi_untuned", "no_merge"]
 
@@ -127,6 +148,7 @@ def test_graphi_env_arm_runs_graphi_with_its_variables_after_the_selected_arms()
     ("no_merge", "NAME:VAR=VALUE"),
     ("No-Merge:GRAPHI_POLICY=fifo", "NAME:VAR=VALUE"),
     ("graphi_tuned:GRAPHI_POLICY=fifo", "built-in arm"),
+    ("graphi_auto:GRAPHI_POLICY=fifo", "built-in arm"),
     ("fifo:GRAPHI_POLICY", "VAR=VALUE"),
     ("fifo:", "no VAR=VALUE"),
 ])
@@ -136,13 +158,34 @@ def test_a_bad_graphi_env_arm_says_what_is_allowed(capsys, value, says):
 
 
 def test_the_main_graph_is_the_largest_that_ran_after_the_step_was_built():
-    from graphi_tf import _ab_worker
-
     graphs = [{"signature": "init", "node_count": 700, "steps_run": 1},
               {"signature": "train", "node_count": 600, "steps_run": 11}]
     assert _ab_worker._main_graph(graphs, {"init": 1, "train": 0})["signature"] == "train"
     assert _ab_worker._main_graph(graphs)["signature"] == "init"  # no snapshot: every graph counts
     assert _ab_worker._main_graph(graphs, {"init": 1, "train": 11}) is None
+
+
+def test_the_worker_records_the_main_graphs_autotune_state_when_graphi_reports_one():
+    autotune = {"state": "adopted", "progress": "8/8", "chosen": [2, 1], "cost_ms": 0.7, "reason": "faster"}
+    info = {"executors": 1, "threads_per_executor": 2, "graphs": [
+        {"signature": "init", "node_count": 9, "steps_run": 1},
+        {"signature": "train", "node_count": 50, "steps_run": 5, "executors": 2, "threads_per_executor": 1,
+         "source": "autotune", "autotune": autotune}]}
+    setting = _ab_worker.setting_from_info(info, {"init": 1})
+    assert setting["signature"] == "train" and setting["autotune"] == autotune
+    del info["graphs"][1]["autotune"]  # a GRAPHI without online autotuning
+    assert "autotune" not in _ab_worker.setting_from_info(info, {"init": 1})
+
+
+@pytest.mark.parametrize("argv0, orig_argv, cli_process", [
+    ("/usr/bin/graphi-tf", ["python3", "/usr/bin/graphi-tf", "ab"], True),
+    ("-m", ["python3", "-m", "graphi_tf.cli", "ab"], True),
+    ("-m", ["python3", "-u", "-m", "graphi_tf._ab_worker", "--role", "arm"], True),
+    ("my_training.py", ["python3", "my_training.py"], False),
+    ("-m", ["python3", "-m", "pytest", "-m", "slow"], False),
+])
+def test_only_command_line_processes_turn_tensorflows_info_lines_off(argv0, orig_argv, cli_process):
+    assert _cli_logging.started_as_cli(argv0, orig_argv) is cli_process
 
 
 def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
@@ -180,7 +223,9 @@ def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
     assert doc["examples_per_step"] == 16
     assert (out / "ab.md").read_text().count("| graphi_tuned |") == 1
     assert (out / "ab.png").stat().st_size > 1000
-    assert "GRAPHI tuned ran" in proc.stdout and "stock_default" in proc.stdout
+    assert "stock_default" in proc.stdout
+    # no graphi_auto arm: GRAPHI tuned leads the output
+    assert proc.stdout.startswith("GRAPHI tuned ran ") and "times as fast as stock default" in proc.stdout
 
 
 def test_a_failing_arm_is_reported_failed_and_the_others_still_run(tmp_path):
@@ -200,6 +245,33 @@ def test_a_failing_arm_is_reported_failed_and_the_others_still_run(tmp_path):
     assert "boom" in failed["stderr_tail"]
     assert doc["arms"]["stock_default"]["status"] == "ok"
     assert "arm stock_i1_a1 failed" in proc.stdout
+
+
+@pytest.mark.timeout(300)
+def test_graphi_auto_gets_a_new_empty_cache_in_every_process_and_the_parent_prints_no_tf_banner(tmp_path):
+    script = tmp_path / "fn_step.py"
+    script.write_text(FUNCTION_SCRIPT)
+    out = tmp_path / "out"
+    env = _env()
+    del env["TF_CPP_MIN_LOG_LEVEL"]  # as a user runs it: TensorFlow would print its INFO banners
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+         "--steps", "1", "--repeats", "2", "--arms", "graphi_auto,graphi_untuned", "--trace-steps", "0",
+         "--no-png", "--out-dir", str(out)],
+        env=env, capture_output=True, text=True, timeout=290)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for banner in ("I tensorflow", "cpu_feature_guard", "This TensorFlow binary is optimized",
+                   "oneDNN custom operations", "absl::InitializeLog"):
+        assert banner not in proc.stdout + proc.stderr
+
+    doc = json.loads((out / "ab.json").read_text())
+    auto, untuned = doc["arms"]["graphi_auto"]["rounds"], doc["arms"]["graphi_untuned"]["rounds"]
+    assert all(r["ok"] for r in auto + untuned), doc["arms"]
+    dirs = [r["cache_dir"] for r in auto + untuned]
+    assert len(set(dirs)) == 4 and all(d and not os.path.exists(d) for d in dirs)  # removed after each
+    assert [r["cache_entries_at_start"] for r in auto + untuned] == [[]] * 4
+    assert [r["env"] for r in auto] == [{"GRAPHI_CACHE_DIR": d} for d in dirs[:2]]
+    assert [r["env"] for r in untuned] == [{"GRAPHI_AUTOTUNE": "0", "GRAPHI_CACHE_DIR": d} for d in dirs[2:]]
 
 
 def test_worker_runs_a_tf_function_script_on_the_arms_executor(tmp_path):
@@ -234,6 +306,14 @@ def test_ab_all_help_shows_the_per_size_step_defaults(capsys):
         assert f"{size}: {n['warmup']} warm-up + {n['steps']} timed" in out
 
 
+def test_ab_all_runs_five_rounds_of_small_three_of_medium_and_two_of_large_cases():
+    ab_all = _load_ab_all()
+    chosen = ab_all.parse_args([]).size_defaults
+    assert {size: n["repeats"] for size, n in chosen.items()} == {"small": 5, "medium": 3, "large": 2}
+    assert ab_all.parse_args(["--repeats", "1"]).size_defaults["small"]["repeats"] == 1
+    assert "graphi_auto" in ab_all.parse_args([]).arms
+
+
 def test_ab_all_summary_rewrites_only_the_readme_results_section(tmp_path):
     ab_all = _load_ab_all()
     results = tmp_path / "results"
@@ -243,6 +323,8 @@ def test_ab_all_summary_rewrites_only_the_readme_results_section(tmp_path):
            "settings": {"repeats": 1},
            "arms": {"stock_default": {"executor": "DEFAULT", "rounds": [{"round": 0, "ok": True,
                                                                         "step_times_ms": [4.0]}]},
+                    "graphi_auto": {"executor": "GRAPHI", "rounds": [{"round": 0, "ok": True,
+                                                                      "step_times_ms": [1.6]}]},
                     "graphi_tuned": {"executor": "GRAPHI", "rounds": [{"round": 0, "ok": True,
                                                                        "step_times_ms": [2.0]}]}}}
     (results / "lstm_small_graph.json").write_text(report.render_json(report.build_report(raw)))
@@ -252,4 +334,7 @@ def test_ab_all_summary_rewrites_only_the_readme_results_section(tmp_path):
     text = readme.read_text()
     assert text.startswith(f"intro\n{ab_all.BEGIN}\n") and text.endswith(f"{ab_all.END}\noutro\n")
     assert "old results" not in text and "| lstm_small_graph |" in text and "2.00 ± 0.00" in text
+    assert "| GRAPHI auto ms |" in text and "| auto vs default | auto vs best |" in text
+    row = next(x for x in text.splitlines() if x.startswith("| lstm_small_graph |"))
+    assert "| 1.60 |" in row and "| 2.50 ± 0.00 |" in row  # GRAPHI auto ms, auto vs default
     assert (results / "results.md").exists() and (results / "results.png").stat().st_size > 0
