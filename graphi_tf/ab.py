@@ -205,10 +205,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
     parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
                         help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
                              "up to the usable cores)")
-    parser.add_argument("--tune-warmup", type=_int_at_least(0), default=20,
-                        help="graphi_tuned: untimed steps per setting in the tuning run (default 20)")
-    parser.add_argument("--tune-steps", type=_int_at_least(1), default=30,
-                        help="graphi_tuned: timed steps per setting in the tuning run (default 30)")
+    parser.add_argument("--tune-warmup", type=_int_at_least(0), default=10,
+                        help="graphi_tuned: untimed steps on each setting's first visit in the tuning run (default 10)")
+    parser.add_argument("--tune-steps", type=_int_at_least(1), default=10,
+                        help="graphi_tuned: timed steps per visit (6 rounds) in the tuning run (default 10)")
     parser.add_argument("--trace-steps", type=_int_at_least(0), default=5,
                         help="FULL_TRACE steps of the reference process; 0 skips the physical limit (default 5)")
     parser.add_argument("--timeout", type=float, default=1800.0,
@@ -315,7 +315,7 @@ def _log(text: str) -> None:
 
 def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, warmup: int = 100,
            steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
-           tune_warmup: int = 20, tune_steps: int = 30, trace_steps: int = 5,
+           tune_warmup: int = 10, tune_steps: int = 10, trace_steps: int = 5,
            timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
            extra_settings: Optional[Dict[str, Any]] = None,
            env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:

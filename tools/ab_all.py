@@ -36,9 +36,9 @@ from graphi_tf import ab, report  # noqa: E402
 # graphi_auto (the headline) included, runs in each round.
 # --warmup/--steps SIZE=N override them per size, --repeats/--tune-warmup/--tune-steps for every size.
 SIZE_DEFAULTS = {
-    "small": {"warmup": 100, "steps": 50, "repeats": 5, "tune_warmup": 20, "tune_steps": 30},
-    "medium": {"warmup": 30, "steps": 20, "repeats": 3, "tune_warmup": 5, "tune_steps": 10},
-    "large": {"warmup": 5, "steps": 5, "repeats": 2, "tune_warmup": 2, "tune_steps": 3},
+    "small": {"warmup": 100, "steps": 50, "repeats": 5, "tune_warmup": 10, "tune_steps": 10},
+    "medium": {"warmup": 30, "steps": 20, "repeats": 3, "tune_warmup": 3, "tune_steps": 3},
+    "large": {"warmup": 5, "steps": 5, "repeats": 2, "tune_warmup": 1, "tune_steps": 1},
 }
 PER_SIZE_KEYS = ("repeats", "tune_warmup", "tune_steps")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
