@@ -115,9 +115,12 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
   const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
   const bool long_steps = step_ns >= options_.long_step_ns;
   st.reference_step_ns = step_ns;
-  st.discard_per_visit = long_steps ? 0 : 1;
-  st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
-      options_.visit_target_ns / step_ns, 1, options_.max_timed_per_visit));
+  st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
+  st.timed_per_visit =
+      long_steps ? 1
+                 : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
+                                                        options_.min_timed_per_visit,
+                                                        options_.max_timed_per_visit));
   st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();

@@ -14,8 +14,9 @@
 //
 // Visit sizes follow the step time seen while settling, so a small model
 // spends a few seconds at most: about `visit_target_ns` of timed steps per
-// visit (at least 1, at most `max_timed_per_visit`), `rounds_short` rounds
-// for steps under `long_step_ns` and `rounds_long` above it.
+// visit (at least `min_timed_per_visit`, at most `max_timed_per_visit`),
+// `rounds_short` rounds; steps of `long_step_ns` or more get `rounds_long`
+// rounds of one timed step each.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
 // later process tries again) when steps of the graph overlap (concurrent
@@ -66,8 +67,13 @@ struct AutotuneOptions {
   LayoutSetting default_setting{1, 1};
   int settle_steps = 3;
   int64_t visit_target_ns = 150 * 1000 * 1000;
+  int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
   int max_timed_per_visit = 8;
-  int64_t long_step_ns = 100 * 1000 * 1000;
+  // Steps at least this long are not discarded after a switch: the fresh
+  // teams' start-up is small next to them.
+  int64_t discard_below_ns = 100 * 1000 * 1000;
+  // Steps at least this long get rounds_long rounds of one timed step.
+  int64_t long_step_ns = 1000 * 1000 * 1000;
   int rounds_short = 5;
   int rounds_long = 3;
   // Monotonic clock (ns); tests inject a fake one.

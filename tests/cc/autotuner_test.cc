@@ -162,6 +162,11 @@ TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
   EXPECT_EQ(small.Status().timed_per_visit, 6);  // 150 ms of 25 ms steps
   EXPECT_EQ(small.Status().discard_per_visit, 1);
   EXPECT_EQ(small.Status().rounds, 5);
+  Harness medium;
+  medium.Run(3, [](const LayoutSetting&, int) { return 150.0; });
+  EXPECT_EQ(medium.Status().timed_per_visit, 2);  // never judged on one step
+  EXPECT_EQ(medium.Status().discard_per_visit, 0);
+  EXPECT_EQ(medium.Status().rounds, 5);
   Harness large;
   large.Run(3, [](const LayoutSetting&, int) { return 1300.0; });
   EXPECT_EQ(large.Status().timed_per_visit, 1);
