@@ -56,6 +56,30 @@ int64_t MergeThresholdFromEnv() {
   return v;
 }
 
+// Ops measured at or above this run on their team's work-conserving pool
+// when another team is idle at their start, so the idle team takes blocks.
+constexpr int64_t kDefaultStealThresholdNs = 0;
+
+// GRAPHI_STEAL_THRESHOLD_NS: a whole number of ns >= 0, or "off"; -1 = off.
+int64_t StealThresholdFromEnv() {
+  const char* text = std::getenv("GRAPHI_STEAL_THRESHOLD_NS");
+  if (text == nullptr || *text == '\0') return kDefaultStealThresholdNs;
+  if (std::string(text) == "off") return -1;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v < 0) {
+    static std::once_flag warned;
+    std::call_once(warned, [text] {
+      fprintf(stderr,
+              "graphi_tf: ignoring GRAPHI_STEAL_THRESHOLD_NS=%s; allowed: a whole number of "
+              "nanoseconds >= 0, or \"off\". Using the default %lld.\n",
+              text, static_cast<long long>(kDefaultStealThresholdNs));
+    });
+    return kDefaultStealThresholdNs;
+  }
+  return v;
+}
+
 bool ProfilingFromEnv() {
   const char* text = std::getenv("GRAPHI_PROFILE");
   return text == nullptr || std::string(text) != "0";
@@ -72,7 +96,8 @@ GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
     : immutable_state_(params),
       profiling_(ProfilingFromEnv()),
       inline_threshold_ns_(InlineThresholdFromEnv()),
-      merge_threshold_ns_(MergeThresholdFromEnv()) {}
+      merge_threshold_ns_(MergeThresholdFromEnv()),
+      steal_threshold_ns_(StealThresholdFromEnv()) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
@@ -120,6 +145,11 @@ bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
 bool GraphiExecutor::WorthMerging(const tensorflow::NodeItem& item) const {
   if (merge_threshold_ns_ < 0) return false;
   return profile_->costs().Estimate(item.node_id) >= merge_threshold_ns_;
+}
+
+bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item) const {
+  if (steal_threshold_ns_ < 0) return false;
+  return profile_->costs().Estimate(item.node_id) >= steal_threshold_ns_;
 }
 
 std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {

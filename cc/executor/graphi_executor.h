@@ -59,6 +59,10 @@ class GraphiExecutor : public tensorflow::Executor {
   // Whether a ready node is expensive enough to borrow idle teams for
   // (GRAPHI_MERGE_THRESHOLD_NS, measured cost; never before it is profiled).
   bool WorthMerging(const tensorflow::NodeItem& item) const;
+  // Whether a ready node may run on its team's work-conserving pool, where
+  // idle teams take its parallel-for blocks (GRAPHI_STEAL_THRESHOLD_NS,
+  // measured cost; never before it is profiled).
+  bool WorthSharing(const tensorflow::NodeItem& item) const;
   // Priority of a ready node for the scheduler's policy: its upward rank
   // (remaining critical path, ns) once profiled, 0 before.
   int64_t Rank(const tensorflow::NodeItem& item) const {
@@ -81,6 +85,7 @@ class GraphiExecutor : public tensorflow::Executor {
   const bool profiling_;
   const int64_t inline_threshold_ns_;
   const int64_t merge_threshold_ns_;  // < 0: merging off
+  const int64_t steal_threshold_ns_;  // < 0: work conservation off
 
   std::mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_

@@ -414,7 +414,9 @@ class GraphiStep {
                            tensorflow::NodeExecStatsInterface* stats,
                            tensorflow::Device* device, int team) {
     const bool merged = BorrowIdleTeams(item, team);
-    tensorflow::Device* run_device = merged ? devices_->merged_device() : device;
+    tensorflow::Device* run_device = merged ? devices_->merged_device()
+                                     : ShareWithIdleTeams(item, team) ? devices_->wide_device(team)
+                                                                      : device;
     params->device = run_device;
     absl::Status s;
     {
@@ -447,6 +449,21 @@ class GraphiStep {
     Scheduler& scheduler = devices_->teams()->scheduler();
     if (Scheduler::Current() != &scheduler || !executor_->WorthMerging(item)) return false;
     return scheduler.TryBorrowIdleTeams(team);
+  }
+
+  // Work conservation: an op started while another team's leader is idle
+  // runs on its team's work-conserving pool, split into blocks for every
+  // core, and the idle leaders take blocks until they are handed ops. When
+  // every other team is busy the op stays on its own team's pool: more
+  // blocks would only queue on the team's own cores.
+  bool ShareWithIdleTeams(const tensorflow::NodeItem& item, int team) {
+    if (devices_ == nullptr || devices_->wide_device(0) == nullptr || team < 0 ||
+        caller_queue_ != nullptr || run_all_kernels_inline_ || user_pool_device_ != nullptr) {
+      return false;
+    }
+    Scheduler& scheduler = devices_->teams()->scheduler();
+    return Scheduler::Current() == &scheduler && scheduler.IdleThiefFor(team) &&
+           executor_->WorthSharing(item);
   }
 
   void ProcessAsync(const tensorflow::NodeItem& item,

@@ -66,13 +66,16 @@ struct Scheduler::TeamState {
 };
 
 Scheduler::Scheduler(Options options)
-    : options_(std::move(options)), queue_(NewReadyQueue(options_.policy)) {
+    : options_(std::move(options)),
+      steal_(static_cast<int>(options_.team_cpus.size())),
+      queue_(NewReadyQueue(options_.policy)) {
   std::lock_guard<std::mutex> l(mu_);
   for (size_t k = 0; k < options_.team_cpus.size(); ++k) {
     teams_.push_back(std::make_unique<TeamState>());
   }
   for (size_t k = 0; k < options_.team_cpus.size(); ++k) {
     StartWorker(static_cast<int>(k), nullptr);
+    leaders_.push_back(teams_[k]->workers[0]);
   }
   watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
@@ -131,19 +134,67 @@ void Scheduler::Wake(Worker* w) {
 }
 
 void Scheduler::WaitForSlot(Worker* w) {
-  const int64_t deadline = MonotonicNowNs() + options_.spin_ns;
-  for (int i = 0;; ++i) {
-    if (w->has_task.load(std::memory_order_acquire) || shutdown_.load()) return;
-    if (w->lent.load(std::memory_order_relaxed)) break;
-    if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
-    GRAPHI_CPU_RELAX();
-  }
-  std::unique_lock<std::mutex> l(w->wake_mu);
-  w->sleeping = true;
-  w->wake_cv.wait(l, [&] {
+  // Only leaders steal: a substitute stands in for a blocked leader and must
+  // stay ready for the queue.
+  const bool thief = options_.work_conserving && w->parent == nullptr && num_teams() > 1;
+  auto can_steal = [&] {
+    return thief && !w->lent.load(std::memory_order_relaxed) && steal_.HasWorkFor(w->team);
+  };
+  auto done = [&] {
     return w->has_task.load(std::memory_order_acquire) || shutdown_.load();
-  });
-  w->sleeping = false;
+  };
+  if (thief) steal_.BeginStealing(w->team);
+  for (;;) {
+    const int64_t deadline = MonotonicNowNs() + options_.spin_ns;
+    bool steal = false;
+    for (int i = 0;; ++i) {
+      if (done()) break;
+      if (can_steal()) {
+        steal = true;
+        break;
+      }
+      // A lent team's core is used by the merged op's helper: no spinning.
+      if (w->lent.load(std::memory_order_relaxed)) break;
+      if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
+      GRAPHI_CPU_RELAX();
+    }
+    if (done()) break;
+    if (!steal) {
+      std::unique_lock<std::mutex> l(w->wake_mu);
+      w->sleeping = true;
+      w->wake_cv.wait(l, [&] { return done() || can_steal(); });
+      w->sleeping = false;
+      if (done()) break;
+    }
+    // One block at a time, checking the slot in between: an op handed to
+    // this team waits at most for the block being run.
+    while (!done() && steal_.RunOne(w->team)) {
+    }
+    if (done()) break;
+  }
+  // Blocks reserved for this leader and not claimed go to their owners.
+  if (thief) steal_.EndStealing(w->team);
+}
+
+void Scheduler::OfferBlock(int owner, std::function<void()> block) {
+  if (!steal_.Push(owner, std::move(block))) return;
+  // The block waits for a thief: wake the idle leaders of the other teams
+  // (one that is not sleeping sees it while spinning).
+  for (Worker* w : leaders_) {
+    if (w->team != owner) Wake(w);
+  }
+}
+
+std::vector<uint64_t> Scheduler::blocks_stolen_per_team() const {
+  std::vector<uint64_t> out;
+  for (int k = 0; k < steal_.num_teams(); ++k) out.push_back(steal_.blocks_stolen(k));
+  return out;
+}
+
+std::vector<int64_t> Scheduler::stolen_ns_per_team() const {
+  std::vector<int64_t> out;
+  for (int k = 0; k < steal_.num_teams(); ++k) out.push_back(steal_.stolen_ns(k));
+  return out;
 }
 
 bool Scheduler::ShouldRetire(const Worker* w) const {
@@ -292,7 +343,10 @@ void Scheduler::CheckStalls(int64_t now) {
       if (!w->running || w->slot_full) all_busy = false;
       newest = w;
     }
-    if (!all_busy || newest == nullptr || queue_->empty()) {
+    // A team whose op's blocks are being run by other teams' leaders is
+    // waiting for them, not blocked.
+    if (!all_busy || newest == nullptr || queue_->empty() ||
+        steal_.RunningFor(static_cast<int>(k)) > 0) {
       ts.watching = false;
       continue;
     }

@@ -19,6 +19,11 @@
 //     that team, pinned to the same cores, which serves the queue until the
 //     blocked worker resumes. This is what makes "never a hang" hold with a
 //     fixed number of pinned teams (stock TF relies on a large inter-op pool).
+//   * Work conservation: an idle leader is a *thief*: while it waits for
+//     its slot it takes parallel-for blocks of ops running on other teams
+//     (StealList), one at a time on its own core, and checks its slot
+//     between blocks, so an op it is handed waits at most one block. Blocks
+//     are offered through OfferBlock() by the teams' work-conserving pools.
 //   * Team merging: when a worker is about to run an expensive op while no
 //     other op waits and every other team is idle (a network's stem, a
 //     layer's join), it may borrow the idle teams for that op
@@ -48,6 +53,7 @@
 #include <vector>
 
 #include "cc/executor/ready_queue.h"
+#include "cc/executor/steal_list.h"
 
 namespace graphi {
 
@@ -67,6 +73,8 @@ class Scheduler {
     // `stall_cpu_fraction` of one core.
     int64_t stall_window_ns = 20 * 1000 * 1000;
     double stall_cpu_fraction = 0.1;
+    // Idle leaders take other teams' parallel-for blocks (OfferBlock).
+    bool work_conserving = true;
     // Prefix of worker thread names: "<prefix>-e<team>-t0" / "-s<n>".
     std::string thread_name_prefix = "graphi";
   };
@@ -90,6 +98,19 @@ class Scheduler {
   // Lets the watchdog count the CPU time of a team's helper threads (the
   // team's intra-op pool). Call from the helper thread itself.
   void RegisterHelperThread(int team);
+
+  // Work conservation. Offers one parallel-for block of an op run by team
+  // `owner`: an idle leader of another team may run it, else it goes to the
+  // sink set for `owner` in steal_list() (the team's own helpers). Runs
+  // exactly once.
+  void OfferBlock(int owner, std::function<void()> block);
+  // Whether a leader of another team than `team` is idle and free to take
+  // blocks now (a hint: it may be handed an op the next moment).
+  bool IdleThiefFor(int team) const { return steal_.FreeThiefFor(team); }
+  StealList& steal_list() { return steal_; }
+  // Blocks of other teams' ops run by team `team`'s leader so far.
+  std::vector<uint64_t> blocks_stolen_per_team() const;
+  std::vector<int64_t> stolen_ns_per_team() const;
 
   // Lends every other team to team `team` (the caller's: call it from a
   // worker of `team`) if the ready queue is empty and all other teams are
@@ -126,6 +147,9 @@ class Scheduler {
   bool ShouldRetire(const Worker* w) const;     // requires mu_
 
   const Options options_;
+  // Declared before the workers' state: workers use it until joined.
+  StealList steal_;
+  std::vector<Worker*> leaders_;  // immutable after construction
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
   std::atomic<uint64_t> merged_ops_{0};

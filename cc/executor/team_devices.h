@@ -5,7 +5,8 @@
 // intra-op work (Eigen, Shard, oneDNN) runs on its team's cores only. The
 // renamed device keeps the device's name, allocator, resource manager and
 // Compute, so rendezvous keys, variables and kernels are unaffected.
-// With several teams there is one more device, on the merged pool of all
+// With several teams each team also has a device over its work-conserving
+// pool (WorkConservingPool), and there is one more device, on the merged pool of all
 // teams (MergedThreadPool), for an op that runs on borrowed teams.
 // Built once per (executor, TeamSet), not per step.
 //
@@ -30,6 +31,11 @@ class TeamDevices {
   tensorflow::Device* device(int team) const {
     return team < 0 ? base_ : per_team_[team].get();
   }
+  // Team `team`'s device over its work-conserving pool (idle teams' leaders
+  // may run the op's blocks); null with one team.
+  tensorflow::Device* wide_device(int team) const {
+    return wide_.empty() ? nullptr : wide_[team].get();
+  }
   // The device whose pool spans every team's cores; null with one team.
   tensorflow::Device* merged_device() const { return merged_.get(); }
 
@@ -37,6 +43,7 @@ class TeamDevices {
   tensorflow::Device* const base_;
   std::shared_ptr<TeamSet> teams_;
   std::vector<std::unique_ptr<tensorflow::Device>> per_team_;
+  std::vector<std::unique_ptr<tensorflow::Device>> wide_;
   std::unique_ptr<tensorflow::Device> merged_;
 };
 
