@@ -24,6 +24,7 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_STEP_H_
 #define GRAPHI_TF_CC_EXECUTOR_GRAPHI_STEP_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -185,7 +186,7 @@ class GraphiStep {
       Finish();
       return;
     }
-    ScheduleReady(&ready, /*inline_ready=*/nullptr);
+    ScheduleRoots(&ready);
   }
 
  private:
@@ -218,6 +219,35 @@ class GraphiStep {
     ReadyTask task;
     task.rank = Rank(tagged.get_node_item());
     task.run = [this, tagged](int team) { Process(tagged, team); };
+    devices_->teams()->scheduler().Submit(std::move(task));
+  }
+
+  // The step's roots: the expensive ones go to the scheduler one by one, the
+  // cheap ones (constants, variable handles, args) as one task, so they take
+  // one team and the others stay free for the expensive ops they lead to (a
+  // CNN's stem: handing each cheap root to its own team kept the second team
+  // busy with variable reads while the stem convolution could have used it).
+  // Within the batch, higher-ranked roots (those on the critical path) first.
+  void ScheduleRoots(TaggedNodeSeq* roots) {
+    if (caller_queue_ != nullptr) {
+      for (const TaggedNode& t : *roots) Dispatch(t);
+      return;
+    }
+    TaggedNodeSeq cheap;
+    for (const TaggedNode& t : *roots) {
+      if (executor_->IsCheap(t.get_node_item())) {
+        cheap.push_back(t);
+      } else {
+        Dispatch(t);
+      }
+    }
+    if (cheap.empty()) return;
+    std::stable_sort(cheap.begin(), cheap.end(), [this](const TaggedNode& a, const TaggedNode& b) {
+      return Rank(a.get_node_item()) > Rank(b.get_node_item());
+    });
+    ReadyTask task;
+    task.rank = Rank(cheap.front().get_node_item());
+    task.run = [this, cheap = std::move(cheap)](int team) { ProcessBatch(cheap, team); };
     devices_->teams()->scheduler().Submit(std::move(task));
   }
 
@@ -297,6 +327,15 @@ class GraphiStep {
 
   // Runs `tagged` and then every node it makes ready inline, on team `team`.
   void Process(TaggedNode tagged, int team) {
+    TaggedNodeSeq batch;
+    batch.push_back(tagged);
+    ProcessBatch(batch, team);
+  }
+
+  // Runs the nodes of `batch` in order, each followed by the nodes it makes
+  // ready inline, on team `team`.
+  void ProcessBatch(const TaggedNodeSeq& batch, int team) {
+    TaggedNode tagged = batch.front();
     tensorflow::Device* device = DeviceForTeam(team);
     tensorflow::OpKernelContext::Params params;
     FillStepParams(&params);
@@ -307,7 +346,7 @@ class GraphiStep {
     tensorflow::EntryVector outputs;
     TaggedNodeSeq ready;
     TaggedNodeReadyQueue inline_ready;
-    inline_ready.push_back(tagged);
+    for (const TaggedNode& t : batch) inline_ready.push_back(t);
     bool completed = false;
 
     while (!inline_ready.empty()) {
@@ -451,19 +490,20 @@ class GraphiStep {
     return scheduler.TryBorrowIdleTeams(team);
   }
 
-  // Work conservation: an op started while another team's leader is idle
-  // runs on its team's work-conserving pool, split into blocks for every
-  // core, and the idle leaders take blocks until they are handed ops. When
-  // every other team is busy the op stays on its own team's pool: more
-  // blocks would only queue on the team's own cores.
+  // Work conservation: an op started while another team's leader is idle,
+  // or a long one (GRAPHI_SHARE_ALWAYS_NS), runs on its team's
+  // work-conserving pool, split into blocks for every core, and idle leaders
+  // take blocks until they are handed ops. Short ops started while every
+  // other team is busy stay on their team's own pool: more blocks would only
+  // queue on the team's own cores.
   bool ShareWithIdleTeams(const tensorflow::NodeItem& item, int team) {
     if (devices_ == nullptr || devices_->wide_device(0) == nullptr || team < 0 ||
         caller_queue_ != nullptr || run_all_kernels_inline_ || user_pool_device_ != nullptr) {
       return false;
     }
     Scheduler& scheduler = devices_->teams()->scheduler();
-    return Scheduler::Current() == &scheduler && scheduler.IdleThiefFor(team) &&
-           executor_->WorthSharing(item);
+    return Scheduler::Current() == &scheduler &&
+           executor_->WorthSharing(item, scheduler.IdleThiefFor(team));
   }
 
   void ProcessAsync(const tensorflow::NodeItem& item,
