@@ -25,7 +25,6 @@ NATIVE_SOURCES = [
     "cc/executor/topology.cc",
     "cc/executor/team_layout.cc",
     "cc/executor/team_thread_pool.cc",
-    "cc/executor/merged_thread_pool.cc",
     "cc/executor/work_conserving_pool.cc",
     "cc/executor/team_set.cc",
     "cc/executor/runtime.cc",

@@ -56,9 +56,6 @@ class GraphiExecutor : public tensorflow::Executor {
   bool profiling() const { return profiling_; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
-  // Whether a ready node is expensive enough to borrow idle teams for
-  // (GRAPHI_MERGE_THRESHOLD_NS, measured cost; never before it is profiled).
-  bool WorthMerging(const tensorflow::NodeItem& item) const;
   // Whether a ready node runs on its team's work-conserving pool, where
   // idle teams take its parallel-for blocks: when `idle_team` (another
   // team's leader is idle now) and its measured cost is at least
@@ -86,7 +83,6 @@ class GraphiExecutor : public tensorflow::Executor {
   std::shared_ptr<GraphProfile> profile_;
   const bool profiling_;
   const int64_t inline_threshold_ns_;
-  const int64_t merge_threshold_ns_;  // < 0: merging off
   const int64_t steal_threshold_ns_;  // < 0: work conservation off
   const int64_t share_always_ns_;     // < 0: only with an idle team
 

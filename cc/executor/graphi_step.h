@@ -24,7 +24,6 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_STEP_H_
 #define GRAPHI_TF_CC_EXECUTOR_GRAPHI_STEP_H_
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -186,7 +185,7 @@ class GraphiStep {
       Finish();
       return;
     }
-    ScheduleRoots(&ready);
+    ScheduleReady(&ready, /*inline_ready=*/nullptr);
   }
 
  private:
@@ -219,35 +218,6 @@ class GraphiStep {
     ReadyTask task;
     task.rank = Rank(tagged.get_node_item());
     task.run = [this, tagged](int team) { Process(tagged, team); };
-    devices_->teams()->scheduler().Submit(std::move(task));
-  }
-
-  // The step's roots: the expensive ones go to the scheduler one by one, the
-  // cheap ones (constants, variable handles, args) as one task, so they take
-  // one team and the others stay free for the expensive ops they lead to (a
-  // CNN's stem: handing each cheap root to its own team kept the second team
-  // busy with variable reads while the stem convolution could have used it).
-  // Within the batch, higher-ranked roots (those on the critical path) first.
-  void ScheduleRoots(TaggedNodeSeq* roots) {
-    if (caller_queue_ != nullptr) {
-      for (const TaggedNode& t : *roots) Dispatch(t);
-      return;
-    }
-    TaggedNodeSeq cheap;
-    for (const TaggedNode& t : *roots) {
-      if (executor_->IsCheap(t.get_node_item())) {
-        cheap.push_back(t);
-      } else {
-        Dispatch(t);
-      }
-    }
-    if (cheap.empty()) return;
-    std::stable_sort(cheap.begin(), cheap.end(), [this](const TaggedNode& a, const TaggedNode& b) {
-      return Rank(a.get_node_item()) > Rank(b.get_node_item());
-    });
-    ReadyTask task;
-    task.rank = Rank(cheap.front().get_node_item());
-    task.run = [this, cheap = std::move(cheap)](int team) { ProcessBatch(cheap, team); };
     devices_->teams()->scheduler().Submit(std::move(task));
   }
 
@@ -327,15 +297,6 @@ class GraphiStep {
 
   // Runs `tagged` and then every node it makes ready inline, on team `team`.
   void Process(TaggedNode tagged, int team) {
-    TaggedNodeSeq batch;
-    batch.push_back(tagged);
-    ProcessBatch(batch, team);
-  }
-
-  // Runs the nodes of `batch` in order, each followed by the nodes it makes
-  // ready inline, on team `team`.
-  void ProcessBatch(const TaggedNodeSeq& batch, int team) {
-    TaggedNode tagged = batch.front();
     tensorflow::Device* device = DeviceForTeam(team);
     tensorflow::OpKernelContext::Params params;
     FillStepParams(&params);
@@ -346,7 +307,7 @@ class GraphiStep {
     tensorflow::EntryVector outputs;
     TaggedNodeSeq ready;
     TaggedNodeReadyQueue inline_ready;
-    for (const TaggedNode& t : batch) inline_ready.push_back(t);
+    inline_ready.push_back(tagged);
     bool completed = false;
 
     while (!inline_ready.empty()) {
@@ -452,10 +413,8 @@ class GraphiStep {
                            tensorflow::EntryVector* outputs,
                            tensorflow::NodeExecStatsInterface* stats,
                            tensorflow::Device* device, int team) {
-    const bool merged = BorrowIdleTeams(item, team);
-    tensorflow::Device* run_device = merged ? devices_->merged_device()
-                                     : ShareWithIdleTeams(item, team) ? devices_->wide_device(team)
-                                                                      : device;
+    tensorflow::Device* run_device =
+        ShareWithIdleTeams(item, team) ? devices_->wide_device(team) : device;
     params->device = run_device;
     absl::Status s;
     {
@@ -464,8 +423,7 @@ class GraphiStep {
       const bool timed = !observers_.empty();
       const int64_t start = timed ? GraphiNowNs() : 0;
       run_device->Compute(item.kernel, &ctx);
-      if (merged) devices_->teams()->scheduler().ReturnBorrowedTeams(team);
-      if (timed) NotifyObservers(item.node_id, team, merged, start, GraphiNowNs());
+      if (timed) NotifyObservers(item.node_id, team, /*merged=*/false, start, GraphiNowNs());
       if (stats != nullptr) stats->RecordComputeEnded();
       if (outputs->size() < static_cast<size_t>(item.num_outputs)) {
         outputs->resize(item.num_outputs);
@@ -475,19 +433,6 @@ class GraphiStep {
     }
     params->device = device;
     return s;
-  }
-
-  // Team merging: an expensive op about to run on a team worker, with no
-  // other op waiting and every other team idle, borrows those teams and runs
-  // on all their cores. Never in caller-driven steps or with a caller's pool.
-  bool BorrowIdleTeams(const tensorflow::NodeItem& item, int team) {
-    if (devices_ == nullptr || devices_->merged_device() == nullptr || team < 0 ||
-        caller_queue_ != nullptr || run_all_kernels_inline_ || user_pool_device_ != nullptr) {
-      return false;
-    }
-    Scheduler& scheduler = devices_->teams()->scheduler();
-    if (Scheduler::Current() != &scheduler || !executor_->WorthMerging(item)) return false;
-    return scheduler.TryBorrowIdleTeams(team);
   }
 
   // Work conservation: an op started while another team's leader is idle,

@@ -43,9 +43,6 @@ struct Scheduler::Worker {
 
   // Lock-free peek for the spinning phase of WaitForSlot.
   std::atomic<bool> has_task{false};
-  // Set while the worker's team is lent to a merged op: it must not spin on
-  // its core, which the merged op's helpers use.
-  std::atomic<bool> lent{false};
 
   // Sleep/wake for this worker only.
   std::mutex wake_mu;
@@ -137,9 +134,7 @@ void Scheduler::WaitForSlot(Worker* w) {
   // Only leaders steal: a substitute stands in for a blocked leader and must
   // stay ready for the queue.
   const bool thief = options_.work_conserving && w->parent == nullptr && num_teams() > 1;
-  auto can_steal = [&] {
-    return thief && !w->lent.load(std::memory_order_relaxed) && steal_.HasWorkFor(w->team);
-  };
+  auto can_steal = [&] { return thief && steal_.HasWorkFor(w->team); };
   auto done = [&] {
     return w->has_task.load(std::memory_order_acquire) || shutdown_.load();
   };
@@ -153,8 +148,6 @@ void Scheduler::WaitForSlot(Worker* w) {
         steal = true;
         break;
       }
-      // A lent team's core is used by the merged op's helper: no spinning.
-      if (w->lent.load(std::memory_order_relaxed)) break;
       if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
       GRAPHI_CPU_RELAX();
     }
@@ -257,53 +250,6 @@ void Scheduler::WorkerLoop(Worker* w) {
     w->idle = false;
   }
   w->retired = true;
-}
-
-bool Scheduler::TryBorrowIdleTeams(int team) {
-  std::lock_guard<std::mutex> l(mu_);
-  if (borrower_ >= 0 || !queue_->empty() || teams_.size() < 2) return false;
-  for (size_t k = 0; k < teams_.size(); ++k) {
-    if (static_cast<int>(k) == team) continue;
-    for (const Worker* w : teams_[k]->workers) {
-      if (!w->retired && (!w->idle || w->slot_full)) return false;
-    }
-  }
-  // Every other team is idle: take its workers off the idle list.
-  auto is_lent = [&](const Worker* w) { return w->team != team; };
-  for (Worker* w : idle_) {
-    if (is_lent(w)) {
-      w->lent.store(true, std::memory_order_relaxed);
-      lent_.push_back(w);
-    }
-  }
-  idle_.erase(std::remove_if(idle_.begin(), idle_.end(), is_lent), idle_.end());
-  borrower_ = team;
-  merged_ops_.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
-void Scheduler::ReturnBorrowedTeams(int team) {
-  std::vector<Worker*> wake;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (borrower_ != team) return;
-    borrower_ = -1;
-    for (Worker* w : lent_) {
-      w->lent.store(false, std::memory_order_relaxed);
-      ReadyTask task;
-      if (queue_->Pop(&task)) {
-        w->idle = false;
-        w->slot = std::move(task);
-        w->slot_full = true;
-        w->has_task.store(true, std::memory_order_release);
-        wake.push_back(w);
-      } else {
-        idle_.push_back(w);
-      }
-    }
-    lent_.clear();
-  }
-  for (Worker* w : wake) Wake(w);
 }
 
 void Scheduler::RegisterHelperThread(int team) {

@@ -24,15 +24,6 @@
 //     (StealList), one at a time on its own core, and checks its slot
 //     between blocks, so an op it is handed waits at most one block. Blocks
 //     are offered through OfferBlock() by the teams' work-conserving pools.
-//   * Team merging: when a worker is about to run an expensive op while no
-//     other op waits and every other team is idle (a network's stem, a
-//     layer's join), it may borrow the idle teams for that op
-//     (TryBorrowIdleTeams): they take no work until it gives them back
-//     (ReturnBorrowedTeams), and the op's kernel uses all their cores through
-//     the merged intra-op pool. Ops submitted meanwhile wait in the ready
-//     queue and go to the returned teams first. All or nothing: the teams are
-//     borrowed only when all of them are idle, so one merged pool suffices.
-//
 // Free of TensorFlow types.
 //
 // Thread-safety: Submit() may be called from any thread, concurrently.
@@ -112,16 +103,6 @@ class Scheduler {
   std::vector<uint64_t> blocks_stolen_per_team() const;
   std::vector<int64_t> stolen_ns_per_team() const;
 
-  // Lends every other team to team `team` (the caller's: call it from a
-  // worker of `team`) if the ready queue is empty and all other teams are
-  // idle; returns whether it did. A successful call must be followed by
-  // ReturnBorrowedTeams(team) once the op is done.
-  bool TryBorrowIdleTeams(int team);
-  // Gives the borrowed teams back, handing them queued work first.
-  void ReturnBorrowedTeams(int team);
-  // Ops run on merged teams so far.
-  uint64_t merged_ops() const { return merged_ops_.load(); }
-
   // Number of substitute workers started so far (each one means a team was
   // found blocked with work waiting).
   uint64_t substitutes_started() const { return substitutes_started_.load(); }
@@ -152,7 +133,6 @@ class Scheduler {
   std::vector<Worker*> leaders_;  // immutable after construction
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
-  std::atomic<uint64_t> merged_ops_{0};
 
   mutable std::mutex mu_;
   std::unique_ptr<ReadyQueue> queue_;                // guarded by mu_
@@ -160,8 +140,6 @@ class Scheduler {
   std::vector<std::unique_ptr<Worker>> workers_;     // guarded by mu_
   std::vector<std::unique_ptr<TeamState>> teams_;    // guarded by mu_
   uint64_t next_seq_ = 0;                            // guarded by mu_
-  int borrower_ = -1;                                // guarded by mu_
-  std::vector<Worker*> lent_;                        // guarded by mu_
 
   std::condition_variable watchdog_cv_;
   bool watchdog_sleeping_ = false;                   // guarded by mu_

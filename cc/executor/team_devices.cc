@@ -17,11 +17,6 @@ TeamDevices::TeamDevices(tensorflow::Device* device, std::shared_ptr<TeamSet> te
         device->name(), device, /*owns_underlying=*/false,
         /*isolate_session_state=*/false, teams_->work_conserving_pool(k)));
   }
-  if (teams_->merged_pool() != nullptr) {
-    merged_ = tensorflow::RenamedDevice::NewRenamedDevice(
-        device->name(), device, /*owns_underlying=*/false,
-        /*isolate_session_state=*/false, teams_->merged_pool());
-  }
 }
 
 }  // namespace graphi

@@ -6,8 +6,7 @@
 // renamed device keeps the device's name, allocator, resource manager and
 // Compute, so rendezvous keys, variables and kernels are unaffected.
 // With several teams each team also has a device over its work-conserving
-// pool (WorkConservingPool), and there is one more device, on the merged pool of all
-// teams (MergedThreadPool), for an op that runs on borrowed teams.
+// pool (WorkConservingPool), for an op whose blocks idle teams may take.
 // Built once per (executor, TeamSet), not per step.
 //
 // Thread-safety: immutable after construction.
@@ -36,15 +35,12 @@ class TeamDevices {
   tensorflow::Device* wide_device(int team) const {
     return wide_.empty() ? nullptr : wide_[team].get();
   }
-  // The device whose pool spans every team's cores; null with one team.
-  tensorflow::Device* merged_device() const { return merged_.get(); }
 
  private:
   tensorflow::Device* const base_;
   std::shared_ptr<TeamSet> teams_;
   std::vector<std::unique_ptr<tensorflow::Device>> per_team_;
   std::vector<std::unique_ptr<tensorflow::Device>> wide_;
-  std::unique_ptr<tensorflow::Device> merged_;
 };
 
 }  // namespace graphi

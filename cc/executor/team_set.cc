@@ -17,9 +17,6 @@ TeamSet::TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generati
         static_cast<int>(k), layout.team_cpus[k], scheduler_.get(), "graphi"));
   }
   if (pools_.size() > 1) {
-    std::vector<TeamThreadPool*> all;
-    for (auto& pool : pools_) all.push_back(pool.get());
-    merged_pool_ = std::make_unique<MergedThreadPool>(std::move(all));
     int total = 0;
     for (auto& pool : pools_) total += pool->NumThreads();
     for (size_t k = 0; k < pools_.size(); ++k) {
@@ -37,7 +34,6 @@ TeamSet::~TeamSet() {
   // thief is left to run a block.
   scheduler_.reset();
   wc_pools_.clear();
-  merged_pool_.reset();
   pools_.clear();
 }
 

@@ -14,7 +14,6 @@
 #include <memory>
 #include <vector>
 
-#include "cc/executor/merged_thread_pool.h"
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/scheduler.h"
 #include "cc/executor/team_layout.h"
@@ -43,9 +42,6 @@ class TeamSet {
   WorkConservingPool* work_conserving_pool(int team) {
     return wc_pools_.empty() ? nullptr : wc_pools_[team].get();
   }
-  // All teams' helpers as one pool, for an op run on merged teams; null with
-  // a single team.
-  MergedThreadPool* merged_pool() { return merged_pool_.get(); }
 
  private:
   TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generation);
@@ -54,7 +50,6 @@ class TeamSet {
   const uint64_t generation_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::unique_ptr<TeamThreadPool>> pools_;
-  std::unique_ptr<MergedThreadPool> merged_pool_;  // refers to pools_
   std::vector<std::unique_ptr<WorkConservingPool>> wc_pools_;  // refer to pools_
 };
 

@@ -1,8 +1,7 @@
 // Unit tests of the Scheduler alone (no TensorFlow): hand-off to idle teams,
 // queueing by policy when all teams are busy, team identity of workers, and
-// the watchdog's substitutes for blocked teams, team merging (borrowing
-// idle teams for one op) and work conservation (idle leaders running other
-// teams' parallel-for blocks).
+// the watchdog's substitutes for blocked teams, and work conservation (idle
+// leaders running other teams' parallel-for blocks).
 #include "cc/executor/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -186,86 +185,6 @@ TEST(SchedulerTest, CountsTasksPerTeam) {
   for (uint64_t n : s.tasks_run_per_team()) total += n;
   EXPECT_EQ(total, 50u);
 }
-
-// Borrows every other team from inside a task, retrying while the other
-// workers are still starting up (they become idle asynchronously).
-bool BorrowSoon(Scheduler& s, int team) {
-  auto end = std::chrono::steady_clock::now() + milliseconds(5000);
-  while (std::chrono::steady_clock::now() < end) {
-    if (s.TryBorrowIdleTeams(team)) return true;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return false;
-}
-
-TEST(SchedulerTest, BorrowedTeamsTakeNoWorkUntilReturned) {
-  Scheduler::Options o = Teams(2);
-  // No substitute may stand in for the borrower while it computes, even on
-  // a loaded machine: the window is longer than the borrow.
-  o.stall_window_ns = 500 * 1000 * 1000;
-  Scheduler s(o);
-  Latch borrowed(1), submitted(1), done(1);
-  std::atomic<bool> returned{false};
-  std::atomic<int> late_team{-1};
-  std::atomic<bool> ran_before_return{false};
-  int borrower = -1;
-  s.Submit(MakeTask([&](int team) {
-    borrower = team;
-    ASSERT_TRUE(BorrowSoon(s, team));
-    borrowed.CountDown();
-    // Work submitted while the other team is lent waits in the queue.
-    s.Submit(MakeTask([&](int t) {
-      if (!returned.load()) ran_before_return.store(true);
-      late_team.store(t);
-      done.CountDown();
-    }));
-    // Compute (not sleep: a team that burns no CPU while work waits gets a
-    // substitute worker from the watchdog).
-    auto end = std::chrono::steady_clock::now() + milliseconds(50);
-    volatile uint64_t x = 0;
-    while (std::chrono::steady_clock::now() < end) x = x + 1;
-    returned.store(true);
-    s.ReturnBorrowedTeams(team);
-  }));
-  ASSERT_TRUE(borrowed.Wait());
-  ASSERT_TRUE(done.Wait());
-  EXPECT_FALSE(ran_before_return.load());
-  // The returned team gets the queued task first.
-  EXPECT_EQ(late_team.load(), 1 - borrower);
-  EXPECT_EQ(s.merged_ops(), 1u);
-}
-
-TEST(SchedulerTest, NoBorrowingWhileAnotherTeamIsBusy) {
-  Scheduler s(Teams(2));
-  Latch busy(1), release(1), tried(1);
-  std::atomic<bool> borrowed{true};
-  s.Submit(MakeTask([&](int) {
-    busy.CountDown();
-    release.Wait();
-  }));
-  ASSERT_TRUE(busy.Wait());
-  s.Submit(MakeTask([&](int team) {
-    borrowed.store(s.TryBorrowIdleTeams(team));
-    tried.CountDown();
-  }));
-  ASSERT_TRUE(tried.Wait());
-  release.CountDown();
-  EXPECT_FALSE(borrowed.load());
-  EXPECT_EQ(s.merged_ops(), 0u);
-}
-
-TEST(SchedulerTest, SingleTeamNeverBorrows) {
-  Scheduler s(Teams(1));
-  Latch tried(1);
-  std::atomic<bool> borrowed{true};
-  s.Submit(MakeTask([&](int team) {
-    borrowed.store(s.TryBorrowIdleTeams(team));
-    tried.CountDown();
-  }));
-  ASSERT_TRUE(tried.Wait());
-  EXPECT_FALSE(borrowed.load());
-}
-
 
 // Work conservation: idle leaders take other teams' parallel-for blocks.
 

@@ -116,15 +116,15 @@ def test_stock_best_expands_to_every_point_of_the_sweep():
 
 
 def test_graphi_env_arm_runs_graphi_with_its_variables_after_the_selected_arms():
-    arm = ab.parse_env_arm("no_merge:GRAPHI_MERGE_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
+    arm = ab.parse_env_arm("no_wc:GRAPHI_STEAL_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
     assert (arm.executor, arm.cache) == ("GRAPHI", "empty")
-    assert arm.env == (("GRAPHI_MERGE_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
+    assert arm.env == (("GRAPHI_STEAL_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
     names = [a.name for a in ab.resolve_arms(["graphi_untuned"], [1, 2], [arm])]
-    assert names == ["graphi_untuned", "no_merge"]
+    assert names == ["graphi_untuned", "no_wc"]
 
 
 @pytest.mark.parametrize("value, says", [
-    ("no_merge", "NAME:VAR=VALUE"),
+    ("no_wc", "NAME:VAR=VALUE"),
     ("No-Merge:GRAPHI_POLICY=fifo", "NAME:VAR=VALUE"),
     ("graphi_tuned:GRAPHI_POLICY=fifo", "built-in arm"),
     ("fifo:GRAPHI_POLICY", "VAR=VALUE"),

@@ -28,22 +28,18 @@ pytestmark = pytest.mark.timeout(300)
 SIZE = 1024
 
 
-@pytest.fixture(autouse=True)
-def _no_merging(monkeypatch):
-    monkeypatch.setenv("GRAPHI_MERGE_THRESHOLD_NS", "off")
-
-
-def _matmul_graph():
+def _matmul_graph(size=SIZE):
     """One large matmul: a single op, so only one team is handed work."""
     g = tf.Graph()
     with g.as_default():
-        a = v1.placeholder(tf.float32, [SIZE, SIZE])
+        a = v1.placeholder(tf.float32, [size, size])
         out = tf.reduce_sum(tf.matmul(a, a))
     return g, a, out
 
 
 def _feed(a):
-    return {a: np.random.RandomState(0).rand(SIZE, SIZE).astype(np.float32) / SIZE}
+    size = int(a.shape[0])
+    return {a: np.random.RandomState(0).rand(size, size).astype(np.float32) / size}
 
 
 def _team_ticks(team):
@@ -53,7 +49,8 @@ def _team_ticks(team):
 
 def _per_step_team_ticks(steps, warmup=3):
     """Per timed step: the CPU ticks of each of the two teams during it."""
-    g, a, out = _matmul_graph()
+    # Large enough for tens of clock ticks (10 ms) per step.
+    g, a, out = _matmul_graph(size=2048)
     feed = _feed(a)
     per_step = []
     with v1.Session(graph=g, config=graphi_tf.session_config()) as s:
@@ -168,9 +165,10 @@ def test_an_invalid_threshold_is_reported_naming_the_setting_and_allowed_values(
 
 
 @needs_two_cores
-def test_a_steps_cheap_roots_run_on_one_team_leaving_the_other_free():
-    # Forty variable handles are the step's roots (cheap); handing each to its
-    # own team would keep every team busy with them.
+def test_a_steps_variable_handles_run_inline_instead_of_one_task_each():
+    # Forty variable handles start the step; they run no kernel (constants),
+    # so no cost is measured for them. Handed out one by one they would keep
+    # every team busy while the ops they lead to could use the other teams.
     graphi_tf.configure(executors=2, threads_per_executor=1)
     g = tf.Graph()
     with g.as_default():
@@ -181,11 +179,9 @@ def test_a_steps_cheap_roots_run_on_one_team_leaving_the_other_free():
         s.run(init)
         for _ in range(3):
             s.run(out)
-        sig = next(p["signature"] for p in graphi_tf.info()["graphs"]
-                   if native.graph_profile(p["signature"])["node_types"].count("VarHandleOp") == 40
-                   and "AddN" in native.graph_profile(p["signature"])["node_types"])
-        native.record_next_step(sig)
+        before = sum(native.scheduler_stats()["tasks_run_per_team"])
         assert s.run(out) == sum(range(40))
-    handles = [e for e in native.last_step_timeline(sig) if e["op"] == "VarHandleOp"]
-    assert len(handles) == 40
-    assert len({e["team"] for e in handles}) == 1, sorted(e["team"] for e in handles)
+        tasks = sum(native.scheduler_stats()["tasks_run_per_team"]) - before
+    # One task for the step's start and what it makes ready inline; a read
+    # that measured expensive once may still be handed out on its own.
+    assert tasks <= 5, tasks
