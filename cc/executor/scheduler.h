@@ -24,6 +24,7 @@
 //     (StealList), one at a time on its own core, and checks its slot
 //     between blocks, so an op it is handed waits at most one block. Blocks
 //     are offered through OfferBlock() by the teams' work-conserving pools.
+//
 // Free of TensorFlow types.
 //
 // Thread-safety: Submit() may be called from any thread, concurrently.

@@ -1,7 +1,8 @@
 // The intra-op pool a team's kernels see when other teams may help.
 //
 // Team k has its own pinned TeamThreadPool of T_k helpers. An op started while
-// a leader of another team is idle runs on a device over this pool instead:
+// a leader of another team is idle, or a long one, runs on a device over this
+// pool instead (GraphiStep::ShareWithIdleTeams):
 // NumThreads() counts every core of the layout, so Eigen, Shard() and oneDNN
 // divide the op into enough blocks for all of them, and each block goes to
 // Scheduler::OfferBlock: an idle leader of another team runs it on its own
