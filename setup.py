@@ -20,11 +20,12 @@ def _tensorflow_flags():
 NATIVE_SOURCES = [
     "cc/executor/ready_queue.cc",
     "cc/executor/scheduler.cc",
+    "cc/executor/steal_list.cc",
     "cc/executor/thread_affinity.cc",
     "cc/executor/topology.cc",
     "cc/executor/team_layout.cc",
     "cc/executor/team_thread_pool.cc",
-    "cc/executor/merged_thread_pool.cc",
+    "cc/executor/work_conserving_pool.cc",
     "cc/executor/team_set.cc",
     "cc/executor/runtime.cc",
     "cc/executor/autotuner.cc",

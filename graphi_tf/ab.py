@@ -10,7 +10,7 @@ that the main graph started from "cache").
 
 ``--graphi-env NAME:VAR=VALUE[,VAR=VALUE...]`` (repeatable) adds a GRAPHI arm NAME that runs
 like graphi_untuned with those environment variables on top, e.g. one of GRAPHI's knobs
-(``--graphi-env no_merge:GRAPHI_MERGE_THRESHOLD_NS=off``); the report also compares it with
+(``--graphi-env no_wc:GRAPHI_STEAL_THRESHOLD_NS=off``); the report also compares it with
 graphi_untuned.
 
 Every arm runs in a fresh Python process (TensorFlow fixes its thread pools per process),
@@ -94,7 +94,7 @@ def parse_env_arm(text: str) -> Arm:
     name, sep, assignments = text.partition(":")
     if not sep or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise ValueError(f"invalid --graphi-env {text!r}; allowed: NAME:VAR=VALUE[,VAR=VALUE...] with "
-                         "NAME of lower-case letters, digits and _, e.g. no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
+                         "NAME of lower-case letters, digits and _, e.g. no_wc:GRAPHI_STEAL_THRESHOLD_NS=off")
     if name in _arms.ARM_NAMES or _arms.parse_sweep_arm(name) is not None:
         raise ValueError(f"invalid --graphi-env name {name!r}: it is a built-in arm; choose another name")
     env = []
@@ -201,7 +201,7 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
                         metavar="NAME:VAR=VALUE,...",
                         help="an extra GRAPHI arm NAME run like graphi_untuned with these environment "
                              "variables on top, compared with graphi_untuned (repeatable), e.g. "
-                             "no_merge:GRAPHI_MERGE_THRESHOLD_NS=off")
+                             "no_wc:GRAPHI_STEAL_THRESHOLD_NS=off")
     parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
                         help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
                              "up to the usable cores)")

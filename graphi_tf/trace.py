@@ -182,6 +182,8 @@ class Trace:
       team_cpus: cpu ids per team.
       shared_clock: the steps were one step of the caller (``record_step``), so every graph is
         drawn relative to the earliest step start; otherwise each relative to its own start.
+      stolen_ns: per team, the time its leader spent running blocks of other teams' ops
+        during the recorded step (work conservation; ``record_step`` fills it).
     """
 
     graphs: List[GraphStep]
@@ -190,6 +192,7 @@ class Trace:
     policy: str = ""
     team_cpus: List[List[int]] = dataclasses.field(default_factory=list)
     shared_clock: bool = True
+    stolen_ns: Dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def cores(self) -> int:
@@ -409,9 +412,16 @@ class Trace:
                          f"{len(g.executions)} op runs)")
             lines.append(f"  step {step_ms:.3f} ms   W {g.work_ns / 1e6:.3f} ms   "
                          f"CP {g.critical_path_ns / 1e6:.3f} ms   LB {lb_ms:.3f} ms{eff}")
-            for team, busy in sorted(self.team_busy_ns(g).items()):
+            busy_ns = self.team_busy_ns(g)
+            for team in sorted(set(busy_ns) | set(self.stolen_ns)):
+                busy = busy_ns.get(team, 0)
                 pct = 100.0 * busy / g.step_ns if g.step_ns > 0 else 0.0
-                lines.append(f"  {self._team_label(team)}: busy {busy / 1e6:.3f} ms ({pct:.0f}%)")
+                line = f"  {self._team_label(team)}: busy {busy / 1e6:.3f} ms ({pct:.0f}%)"
+                if team in self.stolen_ns:
+                    stolen = self.stolen_ns[team]
+                    share = 100.0 * stolen / g.step_ns if g.step_ns > 0 else 0.0
+                    line += f", helping other teams {stolen / 1e6:.3f} ms ({share:.0f}%)"
+                lines.append(line)
             cp = sorted(g.critical_path_nodes, key=lambda n: -g.node_time_ns[n])[:top]
             if cp:
                 lines.append(f"  critical path: {len(g.critical_path_nodes)} ops; longest:")
@@ -485,6 +495,11 @@ def collect(signatures: Optional[Iterable[str]] = None, *, shared_clock: bool = 
                  team_cpus=[list(t) for t in info.get("teams", []) or []], shared_clock=shared_clock)
 
 
+def _stolen_ns(native: Any) -> List[int]:
+    """Per team, the time its leader has spent on other teams' blocks so far."""
+    return [int(ns) for ns in native.scheduler_stats().get("stolen_ns_per_team", [])]
+
+
 def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
                 graphs: Optional[Iterable[str]] = None) -> Trace:
     """Runs `warmup` steps, then one recorded step of every GRAPHI graph; returns its Trace.
@@ -512,10 +527,15 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
                          f"allowed: {sorted(before)}")
     for sig in wanted:
         native.record_next_step(sig)
+    stolen_before = _stolen_ns(native)
     step_fn()
+    stolen_after = _stolen_ns(native)
     after = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
     ran = [s for s in wanted if after.get(s, 0) > before.get(s, 0)]
     trace = collect(ran, shared_clock=True, min_step=before, native=native)
+    if len(stolen_before) == len(stolen_after):
+        trace.stolen_ns = {k: after_ns - before_ns
+                           for k, (before_ns, after_ns) in enumerate(zip(stolen_before, stolen_after))}
     if not trace.graphs:
         raise RuntimeError("the step ran no GRAPHI graph (or none recorded): run it on GRAPHI "
                            "(graphi_tf.session_config() for sessions, graphi_tf.executor_scope() "

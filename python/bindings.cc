@@ -180,7 +180,8 @@ PYBIND11_MODULE(_graphi_tf, m) {
     d["generation"] = teams->generation();
     d["tasks_run_per_team"] = teams->scheduler().tasks_run_per_team();
     d["substitutes_started"] = teams->scheduler().substitutes_started();
-    d["merged_ops"] = teams->scheduler().merged_ops();
+    d["blocks_stolen_per_team"] = teams->scheduler().blocks_stolen_per_team();
+    d["stolen_ns_per_team"] = teams->scheduler().stolen_ns_per_team();
     d["teams"] = teams->layout().team_cpus;
     return d;
   }, "Counters of the live teams (starts them if needed).");

@@ -32,29 +32,44 @@ int64_t InlineThresholdFromEnv() {
   return v;
 }
 
-// Ops measured at or above this may run on merged teams when every other team
-// is idle: below it, waking the other teams' helpers costs about what the
-// extra cores save.
-constexpr int64_t kDefaultMergeThresholdNs = 200 * 1000;
+// Ops measured at or above this run on their team's work-conserving pool
+// when another team is idle at their start, so the idle team takes blocks.
+constexpr int64_t kDefaultStealThresholdNs = 0;
 
-// GRAPHI_MERGE_THRESHOLD_NS: a whole number of ns >= 0, or "off"; -1 = off.
-int64_t MergeThresholdFromEnv() {
-  const char* text = std::getenv("GRAPHI_MERGE_THRESHOLD_NS");
-  if (text == nullptr || *text == '\0') return kDefaultMergeThresholdNs;
+// Ops measured at or above this run on their team's work-conserving pool
+// even when every other team is busy at their start, so that a team that
+// goes idle during the op can take its remaining blocks.
+constexpr int64_t kDefaultShareAlwaysNs = 1000 * 1000;
+
+// A threshold from the environment: a whole number of ns >= 0, or "off"
+// (-1). Anything else keeps the default, with a warning naming the setting.
+int64_t ThresholdFromEnv(const char* name, int64_t fallback, std::once_flag* warned) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
   if (std::string(text) == "off") return -1;
   char* end = nullptr;
   long long v = std::strtoll(text, &end, 10);
   if (end == text || *end != '\0' || v < 0) {
-    static std::once_flag warned;
-    std::call_once(warned, [text] {
+    std::call_once(*warned, [&] {
       fprintf(stderr,
-              "graphi_tf: ignoring GRAPHI_MERGE_THRESHOLD_NS=%s; allowed: a whole number of "
-              "nanoseconds >= 0, or \"off\". Using the default %lld.\n",
-              text, static_cast<long long>(kDefaultMergeThresholdNs));
+              "graphi_tf: ignoring %s=%s; allowed: a whole number of nanoseconds >= 0, or "
+              "\"off\". Using the default %lld.\n",
+              name, text, static_cast<long long>(fallback));
     });
-    return kDefaultMergeThresholdNs;
+    return fallback;
   }
   return v;
+}
+
+// Read when an executor is created (tests set them per session).
+int64_t StealThresholdFromEnv() {
+  static std::once_flag warned;
+  return ThresholdFromEnv("GRAPHI_STEAL_THRESHOLD_NS", kDefaultStealThresholdNs, &warned);
+}
+
+int64_t ShareAlwaysFromEnv() {
+  static std::once_flag warned;
+  return ThresholdFromEnv("GRAPHI_SHARE_ALWAYS_NS", kDefaultShareAlwaysNs, &warned);
 }
 
 bool ProfilingFromEnv() {
@@ -73,7 +88,8 @@ GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
     : immutable_state_(params),
       profiling_(ProfilingFromEnv()),
       inline_threshold_ns_(InlineThresholdFromEnv()),
-      merge_threshold_ns_(MergeThresholdFromEnv()) {}
+      steal_threshold_ns_(StealThresholdFromEnv()),
+      share_always_ns_(ShareAlwaysFromEnv()) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
@@ -135,14 +151,24 @@ const std::string* GraphiExecutor::ExecutorTypeForKernels() {
 }
 
 bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
+  // Constants (variable handles among them) and NoOps run no kernel, so no
+  // cost is ever measured for them; without this, kernels that do not call
+  // themselves cheap would count as expensive forever and be handed out one
+  // by one. A step's roots are mostly such nodes: handed to every team, they
+  // kept the second team busy while the first expensive op (a CNN's stem
+  // convolution) could have used it.
+  if (item.const_tensor != nullptr || item.is_noop) return true;
   if (!item.kernel->IsExpensive()) return true;
   const int64_t estimate = profile_->costs().Estimate(item.node_id);
   return estimate >= 0 && estimate < inline_threshold_ns_;
 }
 
-bool GraphiExecutor::WorthMerging(const tensorflow::NodeItem& item) const {
-  if (merge_threshold_ns_ < 0) return false;
-  return profile_->costs().Estimate(item.node_id) >= merge_threshold_ns_;
+bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item, bool idle_team) const {
+  if (steal_threshold_ns_ < 0) return false;
+  const int64_t estimate = profile_->costs().Estimate(item.node_id);
+  if (estimate < 0) return false;
+  if (idle_team) return estimate >= steal_threshold_ns_;
+  return share_always_ns_ >= 0 && estimate >= share_always_ns_;
 }
 
 std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {

@@ -66,9 +66,12 @@ class GraphiExecutor : public tensorflow::Executor {
   bool profiling() const { return profiling_; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
-  // Whether a ready node is expensive enough to borrow idle teams for
-  // (GRAPHI_MERGE_THRESHOLD_NS, measured cost; never before it is profiled).
-  bool WorthMerging(const tensorflow::NodeItem& item) const;
+  // Whether a ready node runs on its team's work-conserving pool, where
+  // idle teams take its parallel-for blocks: when `idle_team` (another
+  // team's leader is idle now) and its measured cost is at least
+  // GRAPHI_STEAL_THRESHOLD_NS, or at any time when it is at least
+  // GRAPHI_SHARE_ALWAYS_NS. Never before it is profiled.
+  bool WorthSharing(const tensorflow::NodeItem& item, bool idle_team) const;
   // Priority of a ready node for the scheduler's policy: its upward rank
   // (remaining critical path, ns) once profiled, 0 before.
   int64_t Rank(const tensorflow::NodeItem& item) const {
@@ -93,7 +96,8 @@ class GraphiExecutor : public tensorflow::Executor {
   std::shared_ptr<GraphProfile> profile_;
   const bool profiling_;
   const int64_t inline_threshold_ns_;
-  const int64_t merge_threshold_ns_;  // < 0: merging off
+  const int64_t steal_threshold_ns_;  // < 0: work conservation off
+  const int64_t share_always_ns_;     // < 0: only with an idle team
 
   std::mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_

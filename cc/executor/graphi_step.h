@@ -414,8 +414,8 @@ class GraphiStep {
                            tensorflow::EntryVector* outputs,
                            tensorflow::NodeExecStatsInterface* stats,
                            tensorflow::Device* device, int team) {
-    const bool merged = BorrowIdleTeams(item, team);
-    tensorflow::Device* run_device = merged ? devices_->merged_device() : device;
+    tensorflow::Device* run_device =
+        ShareWithIdleTeams(item, team) ? devices_->wide_device(team) : device;
     params->device = run_device;
     absl::Status s;
     {
@@ -424,8 +424,7 @@ class GraphiStep {
       const bool timed = !observers_.empty();
       const int64_t start = timed ? GraphiNowNs() : 0;
       run_device->Compute(item.kernel, &ctx);
-      if (merged) devices_->teams()->scheduler().ReturnBorrowedTeams(team);
-      if (timed) NotifyObservers(item.node_id, team, merged, start, GraphiNowNs());
+      if (timed) NotifyObservers(item.node_id, team, /*merged=*/false, start, GraphiNowNs());
       if (stats != nullptr) stats->RecordComputeEnded();
       if (outputs->size() < static_cast<size_t>(item.num_outputs)) {
         outputs->resize(item.num_outputs);
@@ -437,17 +436,20 @@ class GraphiStep {
     return s;
   }
 
-  // Team merging: an expensive op about to run on a team worker, with no
-  // other op waiting and every other team idle, borrows those teams and runs
-  // on all their cores. Never in caller-driven steps or with a caller's pool.
-  bool BorrowIdleTeams(const tensorflow::NodeItem& item, int team) {
-    if (devices_ == nullptr || devices_->merged_device() == nullptr || team < 0 ||
+  // Work conservation: an op started while another team's leader is idle,
+  // or a long one (GRAPHI_SHARE_ALWAYS_NS), runs on its team's
+  // work-conserving pool, split into blocks for every core, and idle leaders
+  // take blocks until they are handed ops. Short ops started while every
+  // other team is busy stay on their team's own pool: more blocks would only
+  // queue on the team's own cores.
+  bool ShareWithIdleTeams(const tensorflow::NodeItem& item, int team) {
+    if (devices_ == nullptr || devices_->wide_device(0) == nullptr || team < 0 ||
         caller_queue_ != nullptr || run_all_kernels_inline_ || user_pool_device_ != nullptr) {
       return false;
     }
     Scheduler& scheduler = devices_->teams()->scheduler();
-    if (Scheduler::Current() != &scheduler || !executor_->WorthMerging(item)) return false;
-    return scheduler.TryBorrowIdleTeams(team);
+    return Scheduler::Current() == &scheduler &&
+           executor_->WorthSharing(item, scheduler.IdleThiefFor(team));
   }
 
   void ProcessAsync(const tensorflow::NodeItem& item,

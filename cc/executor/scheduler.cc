@@ -43,9 +43,6 @@ struct Scheduler::Worker {
 
   // Lock-free peek for the spinning phase of WaitForSlot.
   std::atomic<bool> has_task{false};
-  // Set while the worker's team is lent to a merged op: it must not spin on
-  // its core, which the merged op's helpers use.
-  std::atomic<bool> lent{false};
 
   // Sleep/wake for this worker only.
   std::mutex wake_mu;
@@ -66,13 +63,16 @@ struct Scheduler::TeamState {
 };
 
 Scheduler::Scheduler(Options options)
-    : options_(std::move(options)), queue_(NewReadyQueue(options_.policy)) {
+    : options_(std::move(options)),
+      steal_(static_cast<int>(options_.team_cpus.size())),
+      queue_(NewReadyQueue(options_.policy)) {
   std::lock_guard<std::mutex> l(mu_);
   for (size_t k = 0; k < options_.team_cpus.size(); ++k) {
     teams_.push_back(std::make_unique<TeamState>());
   }
   for (size_t k = 0; k < options_.team_cpus.size(); ++k) {
     StartWorker(static_cast<int>(k), nullptr);
+    leaders_.push_back(teams_[k]->workers[0]);
   }
   watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
@@ -131,19 +131,63 @@ void Scheduler::Wake(Worker* w) {
 }
 
 void Scheduler::WaitForSlot(Worker* w) {
-  const int64_t deadline = MonotonicNowNs() + options_.spin_ns;
-  for (int i = 0;; ++i) {
-    if (w->has_task.load(std::memory_order_acquire) || shutdown_.load()) return;
-    if (w->lent.load(std::memory_order_relaxed)) break;
-    if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
-    GRAPHI_CPU_RELAX();
-  }
-  std::unique_lock<std::mutex> l(w->wake_mu);
-  w->sleeping = true;
-  w->wake_cv.wait(l, [&] {
+  // Only leaders steal: a substitute stands in for a blocked leader and must
+  // stay ready for the queue.
+  const bool thief = options_.work_conserving && w->parent == nullptr && num_teams() > 1;
+  auto can_steal = [&] { return thief && steal_.HasWorkFor(w->team); };
+  auto done = [&] {
     return w->has_task.load(std::memory_order_acquire) || shutdown_.load();
-  });
-  w->sleeping = false;
+  };
+  if (thief) steal_.BeginStealing(w->team);
+  for (;;) {
+    const int64_t deadline = MonotonicNowNs() + options_.spin_ns;
+    bool steal = false;
+    for (int i = 0;; ++i) {
+      if (done()) break;
+      if (can_steal()) {
+        steal = true;
+        break;
+      }
+      if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
+      GRAPHI_CPU_RELAX();
+    }
+    if (done()) break;
+    if (!steal) {
+      std::unique_lock<std::mutex> l(w->wake_mu);
+      w->sleeping = true;
+      w->wake_cv.wait(l, [&] { return done() || can_steal(); });
+      w->sleeping = false;
+      if (done()) break;
+    }
+    // One block at a time, checking the slot in between: an op handed to
+    // this team waits at most for the block being run.
+    while (!done() && steal_.RunOne(w->team)) {
+    }
+    if (done()) break;
+  }
+  // Blocks reserved for this leader and not claimed go to their owners.
+  if (thief) steal_.EndStealing(w->team);
+}
+
+void Scheduler::OfferBlock(int owner, std::function<void()> block) {
+  if (!steal_.Push(owner, std::move(block))) return;
+  // The block waits for a thief: wake the idle leaders of the other teams
+  // (one that is not sleeping sees it while spinning).
+  for (Worker* w : leaders_) {
+    if (w->team != owner) Wake(w);
+  }
+}
+
+std::vector<uint64_t> Scheduler::blocks_stolen_per_team() const {
+  std::vector<uint64_t> out;
+  for (int k = 0; k < steal_.num_teams(); ++k) out.push_back(steal_.blocks_stolen(k));
+  return out;
+}
+
+std::vector<int64_t> Scheduler::stolen_ns_per_team() const {
+  std::vector<int64_t> out;
+  for (int k = 0; k < steal_.num_teams(); ++k) out.push_back(steal_.stolen_ns(k));
+  return out;
 }
 
 bool Scheduler::ShouldRetire(const Worker* w) const {
@@ -208,53 +252,6 @@ void Scheduler::WorkerLoop(Worker* w) {
   w->retired = true;
 }
 
-bool Scheduler::TryBorrowIdleTeams(int team) {
-  std::lock_guard<std::mutex> l(mu_);
-  if (borrower_ >= 0 || !queue_->empty() || teams_.size() < 2) return false;
-  for (size_t k = 0; k < teams_.size(); ++k) {
-    if (static_cast<int>(k) == team) continue;
-    for (const Worker* w : teams_[k]->workers) {
-      if (!w->retired && (!w->idle || w->slot_full)) return false;
-    }
-  }
-  // Every other team is idle: take its workers off the idle list.
-  auto is_lent = [&](const Worker* w) { return w->team != team; };
-  for (Worker* w : idle_) {
-    if (is_lent(w)) {
-      w->lent.store(true, std::memory_order_relaxed);
-      lent_.push_back(w);
-    }
-  }
-  idle_.erase(std::remove_if(idle_.begin(), idle_.end(), is_lent), idle_.end());
-  borrower_ = team;
-  merged_ops_.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
-void Scheduler::ReturnBorrowedTeams(int team) {
-  std::vector<Worker*> wake;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (borrower_ != team) return;
-    borrower_ = -1;
-    for (Worker* w : lent_) {
-      w->lent.store(false, std::memory_order_relaxed);
-      ReadyTask task;
-      if (queue_->Pop(&task)) {
-        w->idle = false;
-        w->slot = std::move(task);
-        w->slot_full = true;
-        w->has_task.store(true, std::memory_order_release);
-        wake.push_back(w);
-      } else {
-        idle_.push_back(w);
-      }
-    }
-    lent_.clear();
-  }
-  for (Worker* w : wake) Wake(w);
-}
-
 void Scheduler::RegisterHelperThread(int team) {
   clockid_t clock = CurrentThreadCpuClock();
   std::lock_guard<std::mutex> l(mu_);
@@ -292,7 +289,10 @@ void Scheduler::CheckStalls(int64_t now) {
       if (!w->running || w->slot_full) all_busy = false;
       newest = w;
     }
-    if (!all_busy || newest == nullptr || queue_->empty()) {
+    // A team whose op's blocks are being run by other teams' leaders is
+    // waiting for them, not blocked.
+    if (!all_busy || newest == nullptr || queue_->empty() ||
+        steal_.RunningFor(static_cast<int>(k)) > 0) {
       ts.watching = false;
       continue;
     }

@@ -19,14 +19,11 @@
 //     that team, pinned to the same cores, which serves the queue until the
 //     blocked worker resumes. This is what makes "never a hang" hold with a
 //     fixed number of pinned teams (stock TF relies on a large inter-op pool).
-//   * Team merging: when a worker is about to run an expensive op while no
-//     other op waits and every other team is idle (a network's stem, a
-//     layer's join), it may borrow the idle teams for that op
-//     (TryBorrowIdleTeams): they take no work until it gives them back
-//     (ReturnBorrowedTeams), and the op's kernel uses all their cores through
-//     the merged intra-op pool. Ops submitted meanwhile wait in the ready
-//     queue and go to the returned teams first. All or nothing: the teams are
-//     borrowed only when all of them are idle, so one merged pool suffices.
+//   * Work conservation: an idle leader is a *thief*: while it waits for
+//     its slot it takes parallel-for blocks of ops running on other teams
+//     (StealList), one at a time on its own core, and checks its slot
+//     between blocks, so an op it is handed waits at most one block. Blocks
+//     are offered through OfferBlock() by the teams' work-conserving pools.
 //
 // Free of TensorFlow types.
 //
@@ -48,6 +45,7 @@
 #include <vector>
 
 #include "cc/executor/ready_queue.h"
+#include "cc/executor/steal_list.h"
 
 namespace graphi {
 
@@ -67,6 +65,8 @@ class Scheduler {
     // `stall_cpu_fraction` of one core.
     int64_t stall_window_ns = 20 * 1000 * 1000;
     double stall_cpu_fraction = 0.1;
+    // Idle leaders take other teams' parallel-for blocks (OfferBlock).
+    bool work_conserving = true;
     // Prefix of worker thread names: "<prefix>-e<team>-t0" / "-s<n>".
     std::string thread_name_prefix = "graphi";
   };
@@ -91,15 +91,18 @@ class Scheduler {
   // team's intra-op pool). Call from the helper thread itself.
   void RegisterHelperThread(int team);
 
-  // Lends every other team to team `team` (the caller's: call it from a
-  // worker of `team`) if the ready queue is empty and all other teams are
-  // idle; returns whether it did. A successful call must be followed by
-  // ReturnBorrowedTeams(team) once the op is done.
-  bool TryBorrowIdleTeams(int team);
-  // Gives the borrowed teams back, handing them queued work first.
-  void ReturnBorrowedTeams(int team);
-  // Ops run on merged teams so far.
-  uint64_t merged_ops() const { return merged_ops_.load(); }
+  // Work conservation. Offers one parallel-for block of an op run by team
+  // `owner`: an idle leader of another team may run it, else it goes to the
+  // sink set for `owner` in steal_list() (the team's own helpers). Runs
+  // exactly once.
+  void OfferBlock(int owner, std::function<void()> block);
+  // Whether a leader of another team than `team` is idle and free to take
+  // blocks now (a hint: it may be handed an op the next moment).
+  bool IdleThiefFor(int team) const { return steal_.FreeThiefFor(team); }
+  StealList& steal_list() { return steal_; }
+  // Blocks of other teams' ops run by team `team`'s leader so far.
+  std::vector<uint64_t> blocks_stolen_per_team() const;
+  std::vector<int64_t> stolen_ns_per_team() const;
 
   // Number of substitute workers started so far (each one means a team was
   // found blocked with work waiting).
@@ -126,9 +129,11 @@ class Scheduler {
   bool ShouldRetire(const Worker* w) const;     // requires mu_
 
   const Options options_;
+  // Declared before the workers' state: workers use it until joined.
+  StealList steal_;
+  std::vector<Worker*> leaders_;  // immutable after construction
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
-  std::atomic<uint64_t> merged_ops_{0};
 
   mutable std::mutex mu_;
   std::unique_ptr<ReadyQueue> queue_;                // guarded by mu_
@@ -136,8 +141,6 @@ class Scheduler {
   std::vector<std::unique_ptr<Worker>> workers_;     // guarded by mu_
   std::vector<std::unique_ptr<TeamState>> teams_;    // guarded by mu_
   uint64_t next_seq_ = 0;                            // guarded by mu_
-  int borrower_ = -1;                                // guarded by mu_
-  std::vector<Worker*> lent_;                        // guarded by mu_
 
   std::condition_variable watchdog_cv_;
   bool watchdog_sleeping_ = false;                   // guarded by mu_

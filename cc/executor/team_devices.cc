@@ -11,10 +11,11 @@ TeamDevices::TeamDevices(tensorflow::Device* device, std::shared_ptr<TeamSet> te
         device->name(), device, /*owns_underlying=*/false,
         /*isolate_session_state=*/false, teams_->team_pool(k)));
   }
-  if (teams_->merged_pool() != nullptr) {
-    merged_ = tensorflow::RenamedDevice::NewRenamedDevice(
+  for (int k = 0; k < teams_->num_teams(); ++k) {
+    if (teams_->work_conserving_pool(k) == nullptr) break;
+    wide_.push_back(tensorflow::RenamedDevice::NewRenamedDevice(
         device->name(), device, /*owns_underlying=*/false,
-        /*isolate_session_state=*/false, teams_->merged_pool());
+        /*isolate_session_state=*/false, teams_->work_conserving_pool(k)));
   }
 }
 

@@ -5,8 +5,8 @@
 // intra-op work (Eigen, Shard, oneDNN) runs on its team's cores only. The
 // renamed device keeps the device's name, allocator, resource manager and
 // Compute, so rendezvous keys, variables and kernels are unaffected.
-// With several teams there is one more device, on the merged pool of all
-// teams (MergedThreadPool), for an op that runs on borrowed teams.
+// With several teams each team also has a device over its work-conserving
+// pool (WorkConservingPool), for an op whose blocks idle teams may take.
 // Built once per (executor, TeamSet), not per step.
 //
 // Thread-safety: immutable after construction.
@@ -30,14 +30,17 @@ class TeamDevices {
   tensorflow::Device* device(int team) const {
     return team < 0 ? base_ : per_team_[team].get();
   }
-  // The device whose pool spans every team's cores; null with one team.
-  tensorflow::Device* merged_device() const { return merged_.get(); }
+  // Team `team`'s device over its work-conserving pool (idle teams' leaders
+  // may run the op's blocks); null with one team.
+  tensorflow::Device* wide_device(int team) const {
+    return wide_.empty() ? nullptr : wide_[team].get();
+  }
 
  private:
   tensorflow::Device* const base_;
   std::shared_ptr<TeamSet> teams_;
   std::vector<std::unique_ptr<tensorflow::Device>> per_team_;
-  std::unique_ptr<tensorflow::Device> merged_;
+  std::vector<std::unique_ptr<tensorflow::Device>> wide_;
 };
 
 }  // namespace graphi

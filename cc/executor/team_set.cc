@@ -17,16 +17,23 @@ TeamSet::TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generati
         static_cast<int>(k), layout.team_cpus[k], scheduler_.get(), "graphi"));
   }
   if (pools_.size() > 1) {
-    std::vector<TeamThreadPool*> all;
-    for (auto& pool : pools_) all.push_back(pool.get());
-    merged_pool_ = std::make_unique<MergedThreadPool>(std::move(all));
+    int total = 0;
+    for (auto& pool : pools_) total += pool->NumThreads();
+    for (size_t k = 0; k < pools_.size(); ++k) {
+      TeamThreadPool* own = pools_[k].get();
+      scheduler_->steal_list().SetSink(
+          static_cast<int>(k), [own](std::function<void()> block) { own->Schedule(std::move(block)); });
+      wc_pools_.push_back(std::make_unique<WorkConservingPool>(static_cast<int>(k), own,
+                                                               scheduler_.get(), total));
+    }
   }
 }
 
 TeamSet::~TeamSet() {
-  // Workers first: no kernel can be using a pool once they are gone.
+  // Workers first: no kernel can be using a pool once they are gone, and no
+  // thief is left to run a block.
   scheduler_.reset();
-  merged_pool_.reset();
+  wc_pools_.clear();
   pools_.clear();
 }
 

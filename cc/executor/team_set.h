@@ -14,11 +14,11 @@
 #include <memory>
 #include <vector>
 
-#include "cc/executor/merged_thread_pool.h"
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/scheduler.h"
 #include "cc/executor/team_layout.h"
 #include "cc/executor/team_thread_pool.h"
+#include "cc/executor/work_conserving_pool.h"
 
 namespace graphi {
 
@@ -37,9 +37,11 @@ class TeamSet {
   int num_teams() const { return static_cast<int>(pools_.size()); }
   Scheduler& scheduler() { return *scheduler_; }
   TeamThreadPool* team_pool(int team) { return pools_[team].get(); }
-  // All teams' helpers as one pool, for an op run on merged teams; null with
-  // a single team.
-  MergedThreadPool* merged_pool() { return merged_pool_.get(); }
+  // Team `team`'s pool for an op other teams' idle leaders may help with
+  // (work conservation); null with a single team.
+  WorkConservingPool* work_conserving_pool(int team) {
+    return wc_pools_.empty() ? nullptr : wc_pools_[team].get();
+  }
 
  private:
   TeamSet(const TeamLayout& layout, ReadyPolicy policy, uint64_t generation);
@@ -48,7 +50,7 @@ class TeamSet {
   const uint64_t generation_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::unique_ptr<TeamThreadPool>> pools_;
-  std::unique_ptr<MergedThreadPool> merged_pool_;  // refers to pools_
+  std::vector<std::unique_ptr<WorkConservingPool>> wc_pools_;  // refer to pools_
 };
 
 }  // namespace graphi

@@ -4,7 +4,9 @@
 // kernel's Compute, pinned to the team's first core) and T helper threads,
 // helper i pinned to the team's core i. Kernels see this pool
 // through the team's RenamedDevice, so Eigen, Shard() and oneDNN split their
-// intra-op work over exactly the team's T cores.
+// intra-op work over exactly the team's T cores (unless the op runs on the
+// team's WorkConservingPool, which also lets idle teams' leaders take blocks
+// and hands this pool the blocks they do not take).
 //
 // Why T helpers and not T-1 plus the leader: Eigen's parallelFor and oneDNN's
 // threadpool both assume NumThreads() pool threads exist, and when there are

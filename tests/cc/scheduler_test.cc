@@ -1,7 +1,7 @@
 // Unit tests of the Scheduler alone (no TensorFlow): hand-off to idle teams,
 // queueing by policy when all teams are busy, team identity of workers, and
-// the watchdog's substitutes for blocked teams, and team merging (borrowing
-// idle teams for one op).
+// the watchdog's substitutes for blocked teams, and work conservation (idle
+// leaders running other teams' parallel-for blocks).
 #include "cc/executor/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -186,83 +186,143 @@ TEST(SchedulerTest, CountsTasksPerTeam) {
   EXPECT_EQ(total, 50u);
 }
 
-// Borrows every other team from inside a task, retrying while the other
-// workers are still starting up (they become idle asynchronously).
-bool BorrowSoon(Scheduler& s, int team) {
+// Work conservation: idle leaders take other teams' parallel-for blocks.
+
+// Waits until a leader of a team other than `team` is idle and stealing.
+bool IdleThiefSoon(Scheduler& s, int team) {
   auto end = std::chrono::steady_clock::now() + milliseconds(5000);
   while (std::chrono::steady_clock::now() < end) {
-    if (s.TryBorrowIdleTeams(team)) return true;
+    if (s.IdleThiefFor(team)) return true;
     std::this_thread::sleep_for(milliseconds(1));
   }
   return false;
 }
 
-TEST(SchedulerTest, BorrowedTeamsTakeNoWorkUntilReturned) {
-  Scheduler::Options o = Teams(2);
-  // No substitute may stand in for the borrower while it computes, even on
-  // a loaded machine: the window is longer than the borrow.
-  o.stall_window_ns = 500 * 1000 * 1000;
-  Scheduler s(o);
-  Latch borrowed(1), submitted(1), done(1);
-  std::atomic<bool> returned{false};
-  std::atomic<int> late_team{-1};
-  std::atomic<bool> ran_before_return{false};
-  int borrower = -1;
-  s.Submit(MakeTask([&](int team) {
-    borrower = team;
-    ASSERT_TRUE(BorrowSoon(s, team));
-    borrowed.CountDown();
-    // Work submitted while the other team is lent waits in the queue.
-    s.Submit(MakeTask([&](int t) {
-      if (!returned.load()) ran_before_return.store(true);
-      late_team.store(t);
-      done.CountDown();
-    }));
-    // Compute (not sleep: a team that burns no CPU while work waits gets a
-    // substitute worker from the watchdog).
-    auto end = std::chrono::steady_clock::now() + milliseconds(50);
-    volatile uint64_t x = 0;
-    while (std::chrono::steady_clock::now() < end) x = x + 1;
-    returned.store(true);
-    s.ReturnBorrowedTeams(team);
-  }));
-  ASSERT_TRUE(borrowed.Wait());
-  ASSERT_TRUE(done.Wait());
-  EXPECT_FALSE(ran_before_return.load());
-  // The returned team gets the queued task first.
-  EXPECT_EQ(late_team.load(), 1 - borrower);
-  EXPECT_EQ(s.merged_ops(), 1u);
-}
+// A team's own helpers: one thread running the blocks a StealList hands it.
+class HelperThread {
+ public:
+  HelperThread() : thread_([this] { Loop(); }) {}
+  ~HelperThread() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done_ = true;
+      cv_.notify_all();
+    }
+    thread_.join();
+  }
+  StealList::Sink sink() {
+    return [this](StealList::Closure c) {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_.push_back(std::move(c));
+      cv_.notify_all();
+    };
+  }
 
-TEST(SchedulerTest, NoBorrowingWhileAnotherTeamIsBusy) {
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+      cv_.wait(l, [&] { return done_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      StealList::Closure c = std::move(queue_.front());
+      queue_.erase(queue_.begin());
+      l.unlock();
+      c();
+      l.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<StealList::Closure> queue_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+TEST(SchedulerTest, AnIdleLeaderRunsABlockOfAnotherTeamsOp) {
+  HelperThread helpers0, helpers1;  // outlive the scheduler
   Scheduler s(Teams(2));
-  Latch busy(1), release(1), tried(1);
-  std::atomic<bool> borrowed{true};
-  s.Submit(MakeTask([&](int) {
-    busy.CountDown();
-    release.Wait();
-  }));
-  ASSERT_TRUE(busy.Wait());
+  s.steal_list().SetSink(0, helpers0.sink());
+  s.steal_list().SetSink(1, helpers1.sink());
+  Latch ran(1);
+  std::atomic<int> owner{-1}, thief{-2}, thief_team{-2};
   s.Submit(MakeTask([&](int team) {
-    borrowed.store(s.TryBorrowIdleTeams(team));
-    tried.CountDown();
+    owner.store(team);
+    ASSERT_TRUE(IdleThiefSoon(s, team));
+    s.OfferBlock(team, [&] {
+      thief.store(StealList::CurrentThief());
+      thief_team.store(Scheduler::CurrentTeam());
+      ran.CountDown();
+    });
+    ASSERT_TRUE(ran.Wait());
   }));
-  ASSERT_TRUE(tried.Wait());
-  release.CountDown();
-  EXPECT_FALSE(borrowed.load());
-  EXPECT_EQ(s.merged_ops(), 0u);
+  ASSERT_TRUE(ran.Wait());
+  EXPECT_EQ(thief.load(), 1 - owner.load());
+  EXPECT_EQ(thief_team.load(), 1 - owner.load());
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(s.blocks_stolen_per_team()[1 - owner.load()], 1u);
 }
 
-TEST(SchedulerTest, SingleTeamNeverBorrows) {
-  Scheduler s(Teams(1));
-  Latch tried(1);
-  std::atomic<bool> borrowed{true};
+TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
+  Scheduler::Options o = Teams(2);
+  o.stall_window_ns = 500 * 1000 * 1000;
+  HelperThread helpers0, helpers1;  // outlive the scheduler
+  Scheduler s(o);
+  s.steal_list().SetSink(0, helpers0.sink());
+  s.steal_list().SetSink(1, helpers1.sink());
+  Latch first_started(1), release(1), op_ran(1), all_blocks(6);
+  std::atomic<int> op_team{-1}, later_blocks_on_thief{0};
+  int owner = -1;
   s.Submit(MakeTask([&](int team) {
-    borrowed.store(s.TryBorrowIdleTeams(team));
-    tried.CountDown();
+    owner = team;
+    ASSERT_TRUE(IdleThiefSoon(s, team));
+    s.OfferBlock(team, [&] {
+      first_started.CountDown();
+      release.Wait();
+      all_blocks.CountDown();
+    });
+    ASSERT_TRUE(first_started.Wait());
+    // The thief is inside the first block: these go to this team's helpers
+    // (and stay stealable).
+    for (int i = 0; i < 5; ++i) {
+      s.OfferBlock(team, [&] {
+        if (StealList::CurrentThief() >= 0) later_blocks_on_thief++;
+        all_blocks.CountDown();
+      });
+    }
+    // An op for the stealing team: it is idle, so the op goes to its slot.
+    s.Submit(MakeTask([&](int t) {
+      op_team.store(t);
+      op_ran.CountDown();
+    }));
+    release.CountDown();
+    ASSERT_TRUE(all_blocks.Wait());
   }));
-  ASSERT_TRUE(tried.Wait());
-  EXPECT_FALSE(borrowed.load());
+  ASSERT_TRUE(op_ran.Wait());
+  ASSERT_TRUE(all_blocks.Wait());
+  EXPECT_EQ(op_team.load(), 1 - owner);
+  EXPECT_EQ(later_blocks_on_thief.load(), 0);
+}
+
+TEST(SchedulerTest, WithoutWorkConservationNoLeaderSteals) {
+  Scheduler::Options o = Teams(2);
+  o.work_conserving = false;
+  HelperThread helpers0, helpers1;  // outlive the scheduler
+  Scheduler s(o);
+  s.steal_list().SetSink(0, helpers0.sink());
+  s.steal_list().SetSink(1, helpers1.sink());
+  Latch ran(1);
+  std::atomic<int> thief{-2};
+  s.Submit(MakeTask([&](int team) {
+    std::this_thread::sleep_for(milliseconds(20));  // the other leader is idle by now
+    EXPECT_FALSE(s.IdleThiefFor(team));
+    s.OfferBlock(team, [&] {
+      thief.store(StealList::CurrentThief());
+      ran.CountDown();
+    });
+    ASSERT_TRUE(ran.Wait());
+  }));
+  ASSERT_TRUE(ran.Wait());
+  EXPECT_EQ(thief.load(), -1);
 }
 
 }  // namespace

@@ -135,17 +135,17 @@ def test_the_arms_table_is_the_default_selection_and_the_help():
 
 
 def test_graphi_env_arm_runs_like_graphi_untuned_with_its_variables_after_the_selected_arms():
-    arm = ab.parse_env_arm("no_merge:GRAPHI_MERGE_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
+    arm = ab.parse_env_arm("no_wc:GRAPHI_STEAL_THRESHOLD_NS=off,GRAPHI_POLICY=fifo")
     assert (arm.executor, arm.cache) == ("GRAPHI", "empty")
-    assert arm.env == (("GRAPHI_AUTOTUNE", "0"), ("GRAPHI_MERGE_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
+    assert arm.env == (("GRAPHI_AUTOTUNE", "0"), ("GRAPHI_STEAL_THRESHOLD_NS", "off"), ("GRAPHI_POLICY", "fifo"))
     assert ab.parse_env_arm("auto_fifo:GRAPHI_AUTOTUNE=1,GRAPHI_POLICY=fifo").env == (
         ("GRAPHI_AUTOTUNE", "1"), ("GRAPHI_POLICY", "fifo"))
     names = [a.name for a in ab.resolve_arms(["graphi_untuned"], [1, 2], [arm])]
-    assert names == ["graphi_untuned", "no_merge"]
+    assert names == ["graphi_untuned", "no_wc"]
 
 
 @pytest.mark.parametrize("value, says", [
-    ("no_merge", "NAME:VAR=VALUE"),
+    ("no_wc", "NAME:VAR=VALUE"),
     ("No-Merge:GRAPHI_POLICY=fifo", "NAME:VAR=VALUE"),
     ("graphi_tuned:GRAPHI_POLICY=fifo", "built-in arm"),
     ("graphi_auto:GRAPHI_POLICY=fifo", "built-in arm"),

@@ -123,12 +123,12 @@ def test_build_report_speedup_of_tuned_over_stock_default_and_headline():
 
 def test_a_graphi_env_arm_is_compared_with_graphi_untuned():
     raw = _raw()
-    raw["arms"]["no_merge"] = {"executor": "GRAPHI", "env": {"GRAPHI_MERGE_THRESHOLD_NS": "off"},
+    raw["arms"]["no_wc"] = {"executor": "GRAPHI", "env": {"GRAPHI_STEAL_THRESHOLD_NS": "off"},
                                "rounds": [_round(r, [12.5] * 3) for r in range(3)]}
     doc = report.build_report(raw)  # graphi_untuned ran round 1 only: 10.0 ms
-    sp = next(s for s in doc["speedups"] if s["arm"] == "no_merge" and s["baseline"] == "graphi_untuned")
+    sp = next(s for s in doc["speedups"] if s["arm"] == "no_wc" and s["baseline"] == "graphi_untuned")
     assert sp["ratio"] == pytest.approx(0.8)
-    assert "GRAPHI_MERGE_THRESHOLD_NS=off" in report.render_terminal(doc)
+    assert "GRAPHI_STEAL_THRESHOLD_NS=off" in report.render_terminal(doc)
 
 
 def test_build_report_efficiency_and_examples_per_second_per_arm():

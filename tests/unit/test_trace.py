@@ -221,6 +221,20 @@ def test_merged_entry_is_drawn_on_every_team_it_used_and_counted_once():
     assert t.team_busy_ns(g) == {0: 90, 1: 80}
 
 
+def test_summary_shows_each_teams_time_helping_other_teams():
+    from graphi_tf.trace import GraphStep, Trace
+
+    g = GraphStep(
+        signature="w", node_names=["big"], node_types=["MatMul"], successors=[[]],
+        step=5, start_ns=0, end_ns=2_000_000,
+        executions=[{"node_id": 0, "team": 0, "start_ns": 0, "end_ns": 2_000_000}])
+    t = Trace(graphs=[g], executors=2, threads_per_executor=1, team_cpus=[[0], [1]],
+              stolen_ns={0: 0, 1: 1_500_000})
+    text = t.summary()
+    assert "team 0 (cpus 0): busy 2.000 ms (100%), helping other teams 0.000 ms (0%)" in text
+    assert "team 1 (cpus 1): busy 0.000 ms (0%), helping other teams 1.500 ms (75%)" in text
+
+
 def test_overlapping_ops_on_one_track_go_to_an_overlap_track():
     from graphi_tf.trace import GraphStep, Trace
 
