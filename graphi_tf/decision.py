@@ -41,7 +41,8 @@ MIN_ROUNDS_TO_ADOPT = 2
 ELIMINATE_RATIO = 1.2
 """A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
 
-_ELIMINATE_MIN_ROUNDS = 2
+ELIMINATE_MIN_ROUNDS = 2
+"""should_eliminate needs at least this many ratios."""
 
 
 def setting_label(setting: Setting) -> str:
@@ -80,7 +81,7 @@ def should_eliminate(ratios_so_far: Sequence[float]) -> bool:
     Such a setting was over 20% slower than the default in every round it was timed, so
     it cannot qualify (its ratio median is > 1.2); tuning stops timing it.
     """
-    return len(ratios_so_far) >= _ELIMINATE_MIN_ROUNDS and min(ratios_so_far) > ELIMINATE_RATIO
+    return len(ratios_so_far) >= ELIMINATE_MIN_ROUNDS and min(ratios_so_far) > ELIMINATE_RATIO
 
 
 @dataclasses.dataclass(frozen=True)
