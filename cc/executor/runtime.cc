@@ -122,6 +122,13 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
   return BuildTeamLayout(topology_, e, t, layout, error);
 }
 
+void Runtime::ReresolveLocked() {
+  TeamLayout layout;
+  ReadyPolicy policy;
+  std::string source, error;
+  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+}
+
 void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy) {
   if (teams_ != nullptr && (teams_->layout().team_cpus != layout.team_cpus ||
                             teams_->scheduler().policy() != policy)) {
@@ -206,10 +213,7 @@ void Runtime::ClearAdoptedSetting() {
   adopted_ = RuntimeSetting();
   adopted_source_.clear();
   adopted_node_count_ = -1;
-  TeamLayout layout;
-  ReadyPolicy policy;
-  std::string source, error;
-  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+  ReresolveLocked();
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
@@ -228,19 +232,13 @@ void Runtime::SetExploring(int executors, int threads_per_executor) {
   exploring_ = RuntimeSetting();
   exploring_.executors = executors;
   exploring_.threads_per_executor = threads_per_executor;
-  TeamLayout layout;
-  ReadyPolicy policy;
-  std::string source, error;
-  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+  ReresolveLocked();
 }
 
 void Runtime::ClearExploring() {
   std::lock_guard<std::mutex> l(mu_);
   exploring_ = RuntimeSetting();
-  TeamLayout layout;
-  ReadyPolicy policy;
-  std::string source, error;
-  if (ResolveLocked(&layout, &policy, &source, &error)) DropTeamsIfChangedLocked(layout, policy);
+  ReresolveLocked();
 }
 
 bool Runtime::ExplicitLayout() {

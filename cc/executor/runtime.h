@@ -92,6 +92,9 @@ class Runtime {
   Runtime();
   bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                      std::string* error);
+  // Resolves the setting again after a change and drops the live teams if
+  // it moved (a setting that fails to resolve leaves them as they are).
+  void ReresolveLocked();
   // Drops the live teams if `layout`/`policy` differ (rebuilt lazily).
   void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy);
 
