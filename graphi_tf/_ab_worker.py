@@ -71,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-steps", type=int, default=5)
     p.add_argument("--expect-source", default=None,
                    help="fail unless the main GRAPHI graph's setting came from this source")
+    p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
+                   help="GRAPHI: after the warm-up, keep stepping (at most MAX more steps) while the "
+                        "main graph's online autotuning is still waiting or exploring, so the timed "
+                        "steps measure what it settled on (default 0: do not wait)")
     return p
 
 
@@ -274,9 +278,15 @@ def _cache_entries() -> Optional[List[str]]:
 
 
 def _time_steps(step: Callable[[], Any], warmup: int, steps: int, after_first: Callable[[], None],
-                before_timing: Callable[[], None] = lambda: None) -> List[float]:
+                before_timing: Callable[[], None] = lambda: None,
+                keep_warming: Callable[[], bool] = lambda: False) -> List[float]:
     first = True
     for _ in range(warmup):
+        step()
+        if first:
+            after_first()
+            first = False
+    while keep_warming():
         step()
         if first:
             after_first()
@@ -337,7 +347,27 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
         if args.executor == "GRAPHI":
             timing.update(_graphi_setting(built))
 
-    times = _time_steps(step, args.warmup, args.steps, after_first, before_timing)
+    settle = {"max_steps": args.settle_autotune, "steps": 0, "seconds": 0.0, "state": None}
+
+    def keep_warming() -> bool:
+        # Online autotuning explores during a graph's first steps (tens of steps for a
+        # 1 s step); timing those would measure the exploration, not what it settled on.
+        if args.executor != "GRAPHI" or settle["steps"] >= args.settle_autotune:
+            return False
+        state = (_graphi_setting(built).get("autotune") or {}).get("state")
+        settle["state"] = state
+        if state not in ("waiting", "exploring"):
+            return False
+        if settle["steps"] == 0:
+            settle["t0"] = time.perf_counter()
+        settle["steps"] += 1
+        return True
+
+    times = _time_steps(step, args.warmup, args.steps, after_first, before_timing, keep_warming)
+    if "t0" in settle:
+        settle["seconds"] = time.perf_counter() - settle.pop("t0")
+    if args.settle_autotune > 0:
+        result["autotune_settle"] = settle
     result["step_times_ms"] = times
     result["ok"] = True
 

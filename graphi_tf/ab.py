@@ -15,7 +15,10 @@ graphi_untuned.
 
 Every arm runs in a fresh Python process (TensorFlow fixes its thread pools per process),
 the arms interleaved over ``--repeats`` rounds with the starting arm rotated each round,
-each with ``--warmup`` untimed and ``--steps`` timed steps. One more "reference" process
+each with ``--warmup`` untimed and ``--steps`` timed steps. graphi_auto keeps warming up
+(at most ``--settle-autotune`` more untimed steps) while GRAPHI's online autotuning is still
+exploring, so its timed steps show what an unchanged model runs at once tuned; what the
+exploration cost is reported beside it. One more "reference" process
 (DEFAULT, inter=1 intra=1, a few FULL_TRACE steps) measures the physical limit
 LB = max(CP, W / cores). A failed process (non-zero exit, timeout, bad JSON) marks its arm
 failed with the tail of its stderr (the only worker output shown); the other arms still
@@ -211,6 +214,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
                         help="graphi_tuned: timed steps per visit (6 rounds) in the tuning run (default 10)")
     parser.add_argument("--trace-steps", type=_int_at_least(0), default=5,
                         help="FULL_TRACE steps of the reference process; 0 skips the physical limit (default 5)")
+    parser.add_argument("--settle-autotune", type=_int_at_least(0), default=300, metavar="MAX",
+                        help="graphi_auto: after the warm-up, at most MAX more untimed steps while GRAPHI's "
+                             "online autotuning still explores, so the timed steps show what it settled on "
+                             "(its cost is reported apart); 0 times the exploration too (default 300)")
     parser.add_argument("--timeout", type=float, default=1800.0,
                         help="seconds before one process is killed and its arm counted failed (default 1800)")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the arm processes")
@@ -316,7 +323,7 @@ def _log(text: str) -> None:
 def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, warmup: int = 100,
            steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
            tune_warmup: int = 10, tune_steps: int = 10, trace_steps: int = 5,
-           timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
+           settle_autotune: int = 300, timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
            extra_settings: Optional[Dict[str, Any]] = None,
            env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
@@ -337,7 +344,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
         "settings": {"warmup": warmup, "steps": steps, "repeats": repeats,
                      "arms": list(arms) + [a.name for a in env_arms],
                      "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
-                     "trace_steps": trace_steps, "timeout_s": timeout, "python": python,
+                     "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout, "python": python,
                      **(extra_settings or {})},
         "machine": {"usable_cores": cores, "cpus": len(os.sched_getaffinity(0)),
                     "hostname": os.uname().nodename},
@@ -382,6 +389,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                 continue
             argv = ["--role", "arm", "--executor", arm.executor, *common,
                     "--warmup", str(warmup), "--steps", str(steps)]
+            if arm.name == _arms.GRAPHI_AUTO and settle_autotune > 0:
+                argv += ["--settle-autotune", str(settle_autotune)]
             if arm.inter_op is not None:
                 argv += ["--inter", str(arm.inter_op)]
             if arm.intra_op is not None:
@@ -404,6 +413,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                           examples_per_step=result.get("examples_per_step"),
                           graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
                           autotune=result.get("autotune"), proof=result.get("proof"),
+                          autotune_settle=result.get("autotune_settle"),
                           cache_dir=result.get("cache_dir"),
                           cache_entries_at_start=result.get("cache_entries_at_start"),
                           cache_entries_at_end=result.get("cache_entries_at_end"))
@@ -417,6 +427,9 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                     status += (f", autotune {autotune.get('state')}"
                                + (f" {chosen[0]}x{chosen[1]}" if isinstance(chosen, list) and len(chosen) == 2
                                   else ""))
+                settle = record["autotune_settle"]
+                if isinstance(settle, dict) and settle.get("steps"):
+                    status += f" after {settle['steps']} more warm-up steps"
             else:
                 status = f"FAILED ({rec['error']})"
             _log(f"[round {r + 1}/{repeats}] {arm.name}: {status} ({rec.get('wall_s', 0):.1f} s)")
@@ -469,7 +482,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
-                     tune_steps=args.tune_steps, trace_steps=args.trace_steps, timeout=args.timeout,
+                     tune_steps=args.tune_steps, trace_steps=args.trace_steps,
+                     settle_autotune=args.settle_autotune, timeout=args.timeout,
                      python=args.python, png=not args.no_png, env_arms=args.graphi_env)
     except ValueError as e:
         sys.stderr.write(f"graphi-tf: error: {e}\n")

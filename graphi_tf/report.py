@@ -58,6 +58,8 @@ JSON schema (``schema_version`` 1)
         "setting": {...}|null,     # what was in force (GRAPHI: executors, threads, source,
                                    # and "autotune": GRAPHI's online tuning state, if any)
         "autotune": [{...}|null],  # per round, the main graph's autotune state at the end
+        "autotune_settle": [{...}|null],  # per round (graphi_auto): the untimed steps run after
+                                   # the warm-up while autotuning explored (steps, seconds, state)
         "proof": {...}|null,       # stock arms: evidence that GRAPHI did nothing
         "rounds": [{"round": int, "ok": bool, "step_times_ms": [float], "median_ms": float|null,
                     "wall_s": float|null, "error": str|null, "stderr_tail": str|null,
@@ -317,6 +319,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             "speedup_vs_stock_default": None,
             "setting": _first_ok(rounds, "setting"),
             "autotune": [r.get("autotune") if r.get("ok") else None for r in rounds],
+            "autotune_settle": [r.get("autotune_settle") if r.get("ok") else None for r in rounds],
             "proof": _first_ok(rounds, "proof"),
             "rounds": rounds,
         }
@@ -517,6 +520,19 @@ def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
     exploring = sum(1 for r in arm.get("rounds", []) if r.get("ok") and
                     ((r.get("setting") or {}).get("autotune_at_timing_start") or {}).get("state") == "exploring")
     text = f"{name}: GRAPHI's online autotuning at the end: " + ", ".join(parts)
+    explored = [a for a in states if isinstance(a.get("exploration_s"), (int, float)) and a["exploration_s"] > 0
+                and isinstance(a.get("cost_ms"), (int, float))]
+    costs = sorted(float(a["cost_ms"]) for a in explored)
+    walls = sorted(float(a["exploration_s"]) for a in explored)
+    if costs and walls:
+        text += (f"; exploring took a median {walls[len(walls) // 2]:.1f} s, of which "
+                 f"{costs[len(costs) // 2] / 1e3:.1f} s beyond the default layout's time (once per graph "
+                 "and machine: the setting is cached)")
+    settles = [a for a in arm.get("autotune_settle") or [] if isinstance(a, dict) and a.get("steps")]
+    if settles:
+        steps = sorted(int(a["steps"]) for a in settles)
+        text += (f"; timing began once it had settled ({steps[len(steps) // 2]} more warm-up steps, median, "
+                 f"in {len(settles)} round{'s' if len(settles) != 1 else ''})")
     if exploring:
         text += (f"; still exploring when the timed steps began in {exploring} round"
                  f"{'s' if exploring != 1 else ''} (more --warmup steps would time only the adopted setting)")

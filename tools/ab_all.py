@@ -160,7 +160,8 @@ def main(argv=None):
                 doc = ab.run_ab(case, os.path.join(args.work_dir, case.name), arms=args.arms,
                                 warmup=n["warmup"], steps=n["steps"], repeats=n["repeats"],
                                 sweep=args.sweep, tune_warmup=n["tune_warmup"], tune_steps=n["tune_steps"],
-                                trace_steps=args.trace_steps, timeout=args.timeout, python=args.python,
+                                trace_steps=args.trace_steps, settle_autotune=args.settle_autotune,
+                                timeout=args.timeout, python=args.python,
                                 png=not args.no_png, env_arms=args.graphi_env,
                                 extra_settings={"size_defaults": args.size_defaults, "tool": "tools/ab_all.py"})
                 with open(os.path.join(args.results_dir, f"{case.name}.json"), "w") as f:
