@@ -24,6 +24,13 @@ def _library_path() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = sorted(glob.glob(os.path.join(here, "_graphi_tf*.so")))
     if not candidates:
+        if os.path.isfile(os.path.join(os.path.dirname(here), "setup.py")):
+            raise ImportError(
+                f"graphi_tf was imported from the source tree {here}, which has no built native "
+                "library (_graphi_tf*.so): Python puts the current directory first on sys.path. "
+                "Run from another directory to use the installed package, or build the tree in "
+                "place with: pip install --no-build-isolation -e ."
+            )
         raise ImportError(
             "graphi_tf's native library (_graphi_tf*.so) is not built. "
             f"Build it with: {REBUILD_COMMAND}"

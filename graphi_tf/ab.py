@@ -277,6 +277,10 @@ def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
 def _base_env() -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # `python -m` puts the working directory first on sys.path: run from a source checkout
+    # after `pip install .`, the worker would import the checkout's graphi_tf/, which has no
+    # built library. PYTHONSAFEPATH (Python >= 3.11) leaves the working directory out.
+    env["PYTHONSAFEPATH"] = "1"
     # The worker must import this same graphi_tf.
     root = os.path.dirname(os.path.dirname(os.path.abspath(_report.__file__)))
     parts = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]

@@ -304,6 +304,19 @@ def test_worker_times_graphi_auto_only_after_online_autotuning_has_settled(tmp_p
     assert result["setting"]["autotune_at_timing_start"]["state"] == settle["state"]
 
 
+def test_workers_import_the_running_graphi_tf_even_from_a_directory_that_shadows_it(tmp_path, monkeypatch):
+    # A user in a source checkout after `pip install .`: ./graphi_tf/ has no built library.
+    shadow = tmp_path / "checkout"
+    (shadow / "graphi_tf").mkdir(parents=True)
+    (shadow / "graphi_tf" / "__init__.py").write_text("raise ImportError('the shadowing source tree')\n")
+    script = tmp_path / "step.py"
+    script.write_text(TF1_SCRIPT)
+    monkeypatch.chdir(shadow)
+    rec = ab.run_process(sys.executable, ["--role", "arm", "--executor", "DEFAULT", "--script", str(script),
+                                          "--warmup", "0", "--steps", "1"], ab._base_env(), 110)
+    assert rec["ok"], rec["stderr_tail"]
+
+
 def _load_ab_all():
     import importlib.util
 
