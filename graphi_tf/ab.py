@@ -270,6 +270,28 @@ class Case:
                 "script": os.path.abspath(self.script) if self.script else None}
 
 
+def cpu_model() -> Optional[str]:
+    """The processor, as a report names it: /proc/cpuinfo's model name and its widest vector
+    units (e.g. "AMD EPYC (AVX2)", "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz (AVX-512, AMX)");
+    None where /proc/cpuinfo is unreadable."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return None
+    name, flags = None, set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and name is None:
+            name = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    units = [label for flag, label in (("avx512f", "AVX-512"), ("amx_tile", "AMX")) if flag in flags]
+    if not units and "avx2" in flags:
+        units = ["AVX2"]
+    return f"{name or 'unknown CPU'}" + (f" ({', '.join(units)})" if units else "")
+
+
 def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
     return "\n".join((text or "").rstrip().splitlines()[-lines:])
 
@@ -351,7 +373,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                      "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout, "python": python,
                      **(extra_settings or {})},
         "machine": {"usable_cores": cores, "cpus": len(os.sched_getaffinity(0)),
-                    "hostname": os.uname().nodename},
+                    "hostname": os.uname().nodename, "cpu_model": cpu_model()},
         "order": [],
         "tune": None,
         "bound": None,
@@ -439,22 +461,50 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
             _log(f"[round {r + 1}/{repeats}] {arm.name}: {status} ({rec.get('wall_s', 0):.1f} s)")
 
     if trace_steps > 0:
-        argv = ["--role", "reference", "--executor", "DEFAULT", "--inter", "1", "--intra", "1", *common,
-                "--warmup", str(min(warmup, 20)), "--steps", str(steps), "--trace-steps", str(trace_steps)]
-        with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
-            rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
-        if rec["ok"]:
-            res = rec["result"]
-            raw["bound"] = {k: res.get(k) for k in ("traced_work_ms", "critical_path_ms", "cores",
-                                                     "untraced_step_ms", "nodes", "note")}
-            _log(f"[reference] ok ({rec['wall_s']:.1f} s)")
-        else:
-            raw["bound"] = {"error": rec["error"], "stderr_tail": rec["stderr_tail"]}
-            _log(f"[reference] FAILED ({rec['error']})")
+        raw["bound"] = _measure_bound(python, common, base_env, warmup, steps, trace_steps, cores, timeout)
 
     doc = _report.build_report(raw)
     write_outputs(doc, out_dir, png=png)
     return doc
+
+
+def _run_reference(python: str, common: List[str], base_env: Dict[str, str], warmup: int, steps: int,
+                   trace_steps: int, intra: int, timeout: float) -> Dict[str, Any]:
+    argv = ["--role", "reference", "--executor", "DEFAULT", "--inter", "1", "--intra", str(intra), *common,
+            "--warmup", str(min(warmup, 20)), "--steps", str(steps), "--trace-steps", str(trace_steps)]
+    with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
+        rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
+    if rec["ok"]:
+        _log(f"[reference inter=1 intra={intra}] ok ({rec['wall_s']:.1f} s)")
+    else:
+        _log(f"[reference inter=1 intra={intra}] FAILED ({rec['error']})")
+    return rec
+
+
+def _measure_bound(python: str, common: List[str], base_env: Dict[str, str], warmup: int, steps: int,
+                   trace_steps: int, cores: int, timeout: float) -> Dict[str, Any]:
+    """The raw physical limit LB = max(CP, W / cores), from FULL_TRACE steps of DEFAULT runs
+    with one op at a time (inter=1): W from intra=1 (each op's single-core work), CP from
+    intra=cores (each op as fast as the whole machine runs it alone). A CP of single-core op
+    times would overstate the limit of ops that run in parallel internally."""
+    work = _run_reference(python, common, base_env, warmup, steps, trace_steps, 1, timeout)
+    if not work["ok"]:
+        return {"error": work["error"], "stderr_tail": work["stderr_tail"]}
+    res = work["result"]
+    bound = {k: res.get(k) for k in ("traced_work_ms", "critical_path_ms", "cores", "untraced_step_ms",
+                                      "nodes", "note")}
+    bound["critical_path_intra"] = 1
+    if cores > 1:
+        path = _run_reference(python, common, base_env, warmup, steps, trace_steps, cores, timeout)
+        if not path["ok"]:
+            return {"error": f"the critical-path reference (intra={cores}) failed: {path['error']}",
+                    "stderr_tail": path["stderr_tail"]}
+        cps = list(path["result"].get("critical_path_ms") or [])
+        untraced = path["result"].get("untraced_step_ms")
+        # Tracing inflates op times; the untraced step is an upper bound of its own path.
+        bound.update(critical_path_1thread_ms=bound["critical_path_ms"], critical_path_intra=cores,
+                     critical_path_ms=[min(c, untraced) if untraced else c for c in cps])
+    return bound
 
 
 def write_outputs(doc: Dict[str, Any], out_dir: str, *, png: bool = True) -> Dict[str, str]:

@@ -23,11 +23,14 @@ Statistics
   default and stock best.
 * ``stock_best`` is the stock (inter, intra) sweep arm with the lowest median step time
   over all its steps; its per-round medians are that arm's.
-* Physical limit, from a traced step of a reference process (DEFAULT executor,
-  inter=1 intra=1): W = total op time, CP = critical path (``graphi_tf.bound``), each the
-  minimum over the traced steps, W further capped by the reference's untraced median step
-  time (tracing inflates op times); LB = max(CP, W / cores); efficiency of an arm =
-  LB / its median step time (1.0 would be a perfect schedule).
+* Physical limit, from traced steps of reference processes (DEFAULT executor, one op at
+  a time: inter=1): W = total op time with intra=1 (each op's single-core work), CP =
+  critical path (``graphi_tf.bound``) with intra=cores (each op as fast as the machine runs
+  it alone; with ``critical_path_intra`` 1, as in older reports, CP comes from intra=1 and
+  overstates the limit of ops that parallelise internally), each the minimum over the
+  traced steps and capped by its reference's untraced median step time (tracing inflates
+  op times); LB = max(CP, W / cores); efficiency of an arm = LB / its median step time
+  (1.0 would be a perfect schedule).
 
 JSON schema (``schema_version`` 1)
 ----------------------------------
@@ -71,7 +74,8 @@ JSON schema (``schema_version`` 1)
     "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,
               "work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
               "lower_bound_ms": float|null, "cores": int|null, "nodes": int|null,
-              "traced_steps": int|null, "note": str|null},
+              "traced_steps": int|null, "note": str|null,
+              "critical_path_intra": int|null},  # added: intra_op of CP's reference
     "tune": {...}|null         # the tuning process's result (graphi_tuned)
   }
   SPEEDUP = {"arm": X, "baseline": Y, "ratio": float|null, "spread": float|null,
@@ -83,6 +87,7 @@ import copy
 import json
 import math
 import statistics
+import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from graphi_tf import arms as _arms
@@ -271,9 +276,10 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         bound = physical_limit(bound_raw["traced_work_ms"], bound_raw["critical_path_ms"],
                                int(bound_raw["cores"]), bound_raw.get("untraced_step_ms"))
         bound.update(status="ok", error=None, nodes=bound_raw.get("nodes"),
-                     traced_steps=len(bound_raw["traced_work_ms"]), note=bound_raw.get("note"))
+                     traced_steps=len(bound_raw["traced_work_ms"]), note=bound_raw.get("note"),
+                     critical_path_intra=bound_raw.get("critical_path_intra"))
     for key in ("work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
-                "lower_bound_ms", "cores", "nodes", "traced_steps", "note"):
+                "lower_bound_ms", "cores", "nodes", "traced_steps", "note", "critical_path_intra"):
         bound.setdefault(key, None)
     doc["bound"] = bound
     lb = bound["lower_bound_ms"]
@@ -544,7 +550,8 @@ def _bound_text(doc: Dict[str, Any]) -> str:
     if b["status"] == "ok":
         return (f"physical limit LB = max(CP, W / cores) = max({b['critical_path_ms']:.3f}, "
                 f"{b['work_ms']:.3f} / {b['cores']}) = {b['lower_bound_ms']:.3f} ms "
-                f"(reference: DEFAULT inter=1 intra=1, {b['traced_steps']} traced steps; "
+                f"(reference: DEFAULT inter=1, W at intra=1, CP at intra={b.get('critical_path_intra') or 1}, "
+                f"{b['traced_steps']} traced steps; "
                 f"LB/time = efficiency)" + (f"; {b['note']}" if b.get("note") else ""))
     if b["status"] == "skipped":
         return "physical limit: not measured"
@@ -710,6 +717,15 @@ def _speedup_cells(doc: Dict[str, Any], arm: str) -> tuple:
     return vs_default, vs_best
 
 
+def _machine_cell(doc: Dict[str, Any]) -> str:
+    """Where and when a report was made: its processor (older reports did not record it) and date."""
+    when = doc.get("created_unix")
+    date = time.strftime("%Y-%m-%d", time.gmtime(when)) if isinstance(when, (int, float)) else "?"
+    cpu = (doc.get("machine") or {}).get("cpu_model") or "CPU not recorded"
+    cores = (doc.get("machine") or {}).get("usable_cores")
+    return f"{cpu}, {cores} cores, {date}" if cores else f"{cpu}, {date}"
+
+
 def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
     """One markdown table over several reports (e.g. models × sizes): per case the step
     times of the main arms, the speedups of GRAPHI auto and GRAPHI tuned over stock default
@@ -717,9 +733,9 @@ def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
     efficiency. A report without an arm (e.g. older, without graphi_auto) shows "-"."""
     cols = ("case", "nodes", "stock default ms", "stock best ms", "GRAPHI auto ms", "GRAPHI untuned ms",
             "GRAPHI tuned ms", "auto vs default", "auto vs best", "tuned vs default", "tuned vs best",
-            "tuned LB/time", "rounds")
+            "tuned LB/time", "rounds", "machine")
     out = [f"Speedups: {SPREAD_TEXT}; LB/time: physical limit over the median step time.", "",
-           "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
+           "| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 2) + "---|"]
     for doc in docs:
         arms = doc["arms"]
 
@@ -734,6 +750,7 @@ def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
             ms(_arms.GRAPHI_AUTO), ms(_arms.GRAPHI_UNTUNED), ms(_arms.GRAPHI_TUNED),
             *_speedup_cells(doc, _arms.GRAPHI_AUTO), *_speedup_cells(doc, _arms.GRAPHI_TUNED),
             _f(tuned.get("efficiency"), ".2f"), str(doc.get("settings", {}).get("repeats", "-")),
+            _machine_cell(doc),
         ]) + " |")
     return "\n".join(out) + "\n"
 

@@ -220,6 +220,9 @@ def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
     assert [setting["executors"], setting["threads_per_executor"]] == doc["tune"]["result"]["best"]
 
     assert doc["bound"]["status"] == "ok" and doc["bound"]["lower_bound_ms"] > 0
+    # W from one-core op times, CP from ops run alone on every usable core (one run on one core)
+    assert doc["bound"]["critical_path_intra"] == doc["machine"]["usable_cores"]
+    assert doc["machine"]["cpu_model"]
     assert doc["examples_per_step"] == 16
     assert (out / "ab.md").read_text().count("| graphi_tuned |") == 1
     assert (out / "ab.png").stat().st_size > 1000
