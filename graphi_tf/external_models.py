@@ -162,11 +162,17 @@ def resolve_input_shapes(specs: Sequence[InputSpec], batch: Optional[int] = None
             dims[0] = batch
         missing = [i for i, d in enumerate(dims) if d is None]
         if missing:
-            hint = " or batch=N (--batch N)" if missing == [0] else ""
+            if missing == [0]:
+                hint = " or batch=N (--batch N)"
+            elif missing[0] == 0:
+                hint = " (batch=N, --batch N, sets dimension 0 only)"
+            else:
+                hint = ""
             example = ",".join(str(d) if d is not None else ("8" if i == 0 else "16") for i, d in enumerate(dims))
-            raise UsageError(f"input {spec.name!r} has shape {_format_shape(spec.shape)}: dimension "
-                             f"{', '.join(map(str, missing))} is unknown; give its shape, e.g. "
-                             f"inputs=['{spec.name}={example}'] (--input {spec.name}={example}){hint}")
+            which = (f"dimension {missing[0]} is" if len(missing) == 1
+                     else f"dimensions {', '.join(map(str, missing))} are")
+            raise UsageError(f"input {spec.name!r} has shape {_format_shape(spec.shape)}: {which} unknown; give "
+                             f"its shape, e.g. inputs=['{spec.name}={example}'] (--input {spec.name}={example}){hint}")
         shapes[spec.name] = tuple(int(d) for d in dims)
     return shapes
 
@@ -611,7 +617,7 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
 
 # Keras' own words when a saved class or function cannot be found, or may not be loaded.
 _CUSTOM_OBJECT_ERRORS = ("could not locate", "unknown layer", "unknown object", "custom_objects",
-                         "register_keras_serializable", "could not be deserialized")
+                         "register_keras_serializable", "could not be deserialized", "could not deserialize")
 
 
 def _load_keras(path: str, custom_objects: Optional[Mapping[str, Any]], safe_mode: bool) -> Any:
@@ -630,8 +636,11 @@ def _load_keras(path: str, custom_objects: Optional[Mapping[str, Any]], safe_mod
     except Exception as e:  # noqa: BLE001  (Keras raises TypeError, ValueError, zipfile errors...)
         text = str(e)
         if any(marker in text.lower() for marker in _CUSTOM_OBJECT_ERRORS):
+            # Keras' message repeats the whole model config; the names are what the user needs.
+            names = sorted(set(re.findall(r"Could not locate (?:class|function) '([^']+)'", text)))
+            what = ", ".join(names) if names else text.strip().splitlines()[0][:300]
             raise UsageError(
-                f"{str(path)!r} needs custom objects (classes or functions) that Keras cannot find: {text.strip()}\n"
+                f"{str(path)!r} needs custom objects (classes or functions) that Keras cannot find: {what}. "
                 "Supply them: import the module that defines them, decorated with "
                 "@keras.saving.register_keras_serializable(), before building the step (e.g. in a --script "
                 "step), or pass custom_objects={'Name': object} to keras_model_step.") from None
