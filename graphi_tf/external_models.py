@@ -190,6 +190,7 @@ def make_inputs(specs: Sequence[InputSpec], shapes: Mapping[str, Shape], seed: i
 
     arrays = {}
     for index, spec in enumerate(specs):
+        _check_generatable(spec)
         rng = np.random.RandomState(seed + index)
         shape = shapes[spec.name]
         dtype = tf.dtypes.as_dtype(spec.dtype)
@@ -200,13 +201,19 @@ def make_inputs(specs: Sequence[InputSpec], shapes: Mapping[str, Shape], seed: i
                 dtype.as_numpy_dtype)
         elif dtype.is_integer:
             value = rng.randint(0, INT_INPUT_HIGH, size=shape).astype(dtype.as_numpy_dtype)
-        elif dtype.is_bool:
-            value = rng.randint(0, 2, size=shape).astype(bool)
         else:
-            raise UsageError(f"input {spec.name!r} has dtype {spec.dtype}; only numeric and bool inputs can be "
-                             "generated (a model that takes strings or tf.Example protos needs a --script step)")
+            value = rng.randint(0, 2, size=shape).astype(bool)
         arrays[spec.name] = value
     return arrays
+
+
+def _check_generatable(spec: InputSpec) -> None:
+    import tensorflow as tf
+
+    dtype = tf.dtypes.as_dtype(spec.dtype)
+    if not (dtype.is_floating or dtype.is_complex or dtype.is_integer or dtype.is_bool) or dtype.is_quantized:
+        raise UsageError(f"input {spec.name!r} has dtype {spec.dtype}; only numeric and bool inputs can be "
+                         "generated (a model that takes strings or tf.Example protos needs a --script step)")
 
 
 # ------------------------------------------------------------------------ checks shared by both kinds
@@ -497,7 +504,7 @@ def check_saved_model(path: str, signature: str = DEFAULT_SIGNATURE, tag: Any = 
         specs.append(InputSpec(name=name, dtype=tf.dtypes.as_dtype(info.dtype).name, shape=shape))
     shapes = resolve_input_shapes(specs, batch, inputs)
     for spec in specs:  # a dtype that cannot be generated fails here, before anything loads
-        make_inputs([spec], {spec.name: tuple(0 for _ in shapes[spec.name])})
+        _check_generatable(spec)
     return SavedModelSignature(path=os.fspath(path), tags=tags, signature=signature, inputs=tuple(specs),
                                outputs=tuple(sorted(sig.outputs)), shapes=shapes)
 
@@ -828,6 +835,153 @@ def keras_model_step(path: str, executor: str = "GRAPHI", *, train: bool = False
     return _KerasStep(model, specs, shapes, executor, train, seed)
 
 
+
+# ------------------------------------------------------------------------ one request, for a command line
+
+
+@dataclasses.dataclass(frozen=True)
+class ExternalModel:
+    """A user's model as a command line asks for it: exactly one of ``saved_model`` (a
+    directory) and ``keras_model`` (a ``.keras`` file), with their options. None means the
+    option was not given (its default applies); an option of the other kind is an error.
+
+    ``check()`` validates it without building anything, ``build_step(executor, ...)`` makes the
+    step; ``argv()`` gives it back as flags (``add_arguments``) for a worker process.
+    """
+
+    saved_model: Optional[str] = None
+    keras_model: Optional[str] = None
+    signature: Optional[str] = None
+    tag: Optional[str] = None
+    loader: Optional[str] = None
+    batch: Optional[int] = None
+    inputs: Tuple[str, ...] = ()
+    train: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "saved_model" if self.saved_model is not None else "keras"
+
+    @property
+    def path(self) -> str:
+        return os.path.abspath(self.saved_model if self.saved_model is not None else self.keras_model)
+
+    @property
+    def name(self) -> str:
+        """A case name for reports: the directory's or file's stem, with the loader or "train"."""
+        stem = os.path.splitext(os.path.basename(os.path.normpath(self.path)))[0]
+        if self.kind == "saved_model":
+            return f"{stem}_{self.loader or 'tf2'}"
+        return f"{stem}_{'train' if self.train else 'infer'}"
+
+    def _check_options(self) -> None:
+        if (self.saved_model is None) == (self.keras_model is None):
+            raise UsageError("give exactly one of saved_model (--saved-model DIR) and keras_model "
+                             "(--keras-model FILE.keras)")
+        if self.kind == "saved_model":
+            if self.train:
+                raise UsageError("train (--train) is for --keras-model only; a SavedModel signature is run as exported")
+            if self.loader is not None and self.loader not in LOADERS:
+                raise UsageError(f"loader={self.loader!r} (--loader) is invalid; allowed: {', '.join(LOADERS)}")
+        else:
+            given = [flag for flag, value in (("--signature", self.signature), ("--tag", self.tag),
+                                              ("--loader", self.loader)) if value is not None]
+            if given:
+                raise UsageError(f"{', '.join(given)}: for --saved-model only, not --keras-model")
+        _explicit_shapes(list(self.inputs))
+
+    def check(self) -> Optional[SavedModelSignature]:
+        """Everything that can be checked before a model loads: the options, and for a
+        SavedModel the whole request (``check_saved_model``, from ``saved_model.pb``); for a
+        Keras file that it exists and is a ``.keras`` file. Returns the SavedModel's checked
+        signature, or None for Keras. Raises UsageError."""
+        self._check_options()
+        if self.kind == "saved_model":
+            return check_saved_model(self.saved_model, signature=self.signature or DEFAULT_SIGNATURE,
+                                     tag=self.tag or DEFAULT_TAG, batch=self.batch, inputs=list(self.inputs))
+        if self.batch is not None:
+            resolve_input_shapes([], self.batch)
+        path = self.keras_model
+        if not os.path.exists(path):
+            raise UsageError(f"Keras model file {path!r} does not exist")
+        if os.path.isdir(path) or not path.endswith(".keras"):
+            raise UsageError(f"{path!r} is not a .keras file (Keras 3's format, written by model.save('m.keras'))")
+        return None
+
+    def build_step(self, executor: str = "GRAPHI", *, seed: int = 0, inter_op: Optional[int] = None,
+                   intra_op: Optional[int] = None) -> ExternalModelStep:
+        """The step on ``executor`` (``saved_model_step`` or ``keras_model_step``)."""
+        self._check_options()
+        if self.kind == "saved_model":
+            return saved_model_step(self.saved_model, executor, signature=self.signature or DEFAULT_SIGNATURE,
+                                    tag=self.tag or DEFAULT_TAG, batch=self.batch, inputs=list(self.inputs),
+                                    loader=self.loader or "tf2", seed=seed, inter_op=inter_op, intra_op=intra_op)
+        return keras_model_step(self.keras_model, executor, train=self.train, batch=self.batch,
+                                inputs=list(self.inputs), seed=seed, inter_op=inter_op, intra_op=intra_op)
+
+    def argv(self) -> List[str]:
+        """These options as ``add_arguments`` flags, with absolute paths."""
+        args = ["--saved-model" if self.kind == "saved_model" else "--keras-model", self.path]
+        for flag, value in (("--signature", self.signature), ("--tag", self.tag), ("--loader", self.loader),
+                            ("--batch", self.batch)):
+            if value is not None:
+                args += [flag, str(value)]
+        for text in self.inputs:
+            args += ["--input", text]
+        if self.train:
+            args.append("--train")
+        return args
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "path": self.path, "signature": self.signature,
+                "tag": self.tag, "loader": self.loader, "batch": self.batch, "inputs": list(self.inputs),
+                "train": self.train}
+
+
+def add_arguments(parser: Any, what: Any = None) -> None:
+    """Adds ``--saved-model DIR`` and ``--keras-model FILE.keras`` (to ``what``, e.g. the
+    parser's mutually exclusive group of --model/--script, else to ``parser``) and their
+    options ``--signature --tag --loader --batch --input NAME=SHAPE (repeatable) --train`` to an
+    ``argparse`` parser. ``from_args`` reads them back."""
+    what = parser if what is None else what
+    what.add_argument("--saved-model", metavar="DIR", default=None,
+                      help="a SavedModel directory: runs one signature on seeded inputs (docs/external_models.md)")
+    what.add_argument("--keras-model", metavar="FILE.keras", default=None,
+                      help="a .keras file: model(x) in a tf.function, or train_on_batch with --train")
+    parser.add_argument("--signature", default=None,
+                        help=f"--saved-model: the signature to run (default {DEFAULT_SIGNATURE})")
+    parser.add_argument("--tag", default=None,
+                        help=f"--saved-model: the MetaGraph's tag set, e.g. serve or serve,gpu (default {DEFAULT_TAG})")
+    parser.add_argument("--loader", choices=LOADERS, default=None,
+                        help="--saved-model: tf2 (tf.saved_model.load, default) or tf1 (the TF1 loader into a "
+                             "Session, as TensorFlow Serving)")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="--saved-model/--keras-model: sets every input's unknown leading dimension")
+    parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=SHAPE",
+                        help="--saved-model/--keras-model: an input's shape, dimensions separated by ',' or 'x', "
+                             "e.g. x=8,224,224,3 (repeatable)")
+    parser.add_argument("--train", action="store_true",
+                        help="--keras-model: measure train_on_batch with generated labels instead of inference")
+
+
+def from_args(args: Any) -> Optional[ExternalModel]:
+    """The ``ExternalModel`` that ``add_arguments``' flags in ``args`` ask for, None if neither
+    --saved-model nor --keras-model was given. Raises UsageError for options without either,
+    or of the other kind (``ExternalModel.check`` checks the rest)."""
+    saved, keras_file = getattr(args, "saved_model", None), getattr(args, "keras_model", None)
+    request = ExternalModel(saved_model=saved, keras_model=keras_file, signature=args.signature, tag=args.tag,
+                            loader=args.loader, batch=args.batch, inputs=tuple(args.inputs or ()),
+                            train=bool(args.train))
+    if saved is None and keras_file is None:
+        given = [flag for flag, value in (("--signature", args.signature), ("--tag", args.tag),
+                                          ("--loader", args.loader), ("--batch", args.batch),
+                                          ("--input", args.inputs), ("--train", args.train)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: for --saved-model or --keras-model only")
+        return None
+    request._check_options()
+    return request
+
 __all__ = [
     "EXECUTORS",
     "LOADERS",
@@ -845,4 +999,7 @@ __all__ = [
     "check_saved_model",
     "saved_model_step",
     "keras_model_step",
+    "ExternalModel",
+    "add_arguments",
+    "from_args",
 ]

@@ -275,3 +275,57 @@ def test_loss_value_needs_a_training_step(tmp_path):
         assert step.examples_per_step == 2 and step.graph_nodes > 0
         with pytest.raises(em.UsageError, match="train=True"):
             step.loss_value()
+
+
+# ------------------------------------------------------------------------ the request a command line makes
+
+
+def _parse(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--model")
+    em.add_arguments(parser, what)
+    return em.from_args(parser.parse_args(argv))
+
+
+def test_flags_give_a_request_that_round_trips_through_argv(tiny_saved_model):
+    request = _parse(["--saved-model", tiny_saved_model, "--signature", "total", "--loader", "tf1",
+                      "--batch", "2", "--input", "seq=2x5x3"])
+    assert request == em.ExternalModel(saved_model=tiny_saved_model, signature="total", loader="tf1", batch=2,
+                                       inputs=("seq=2x5x3",))
+    assert _parse(request.argv()) == request
+    assert request.name == "doubler_tf1"
+    assert request.check().shapes == {"seq": (2, 5, 3)}
+
+
+def test_no_model_flags_give_no_request():
+    assert _parse(["--model", "lstm"]) is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "lstm", "--batch", "4"], "--batch: for --saved-model or --keras-model only"),
+    (["--keras-model", "m.keras", "--signature", "s", "--tag", "serve"], "--signature, --tag: for --saved-model only"),
+    (["--saved-model", "d", "--train"], r"train \(--train\) is for --keras-model only"),
+])
+def test_options_of_the_other_kind_are_usage_errors(argv, message):
+    with pytest.raises(em.UsageError, match=message):
+        _parse(argv)
+
+
+def test_a_request_is_checked_without_loading(tiny_saved_model, monkeypatch, tmp_path):
+    monkeypatch.setattr(tf.saved_model, "load", lambda *a, **k: pytest.fail("loaded"))
+    with pytest.raises(em.UsageError, match="dimension 0 is unknown"):
+        em.ExternalModel(saved_model=tiny_saved_model).check()
+    with pytest.raises(em.UsageError, match="does not exist"):
+        em.ExternalModel(keras_model=str(tmp_path / "absent.keras"), train=True).check()
+
+
+def test_a_keras_request_builds_its_step(tmp_path):
+    path = str(tmp_path / "plain.keras")
+    _dense_model().save(path)
+    request = em.ExternalModel(keras_model=path, batch=3)
+    assert request.check() is None and request.name == "plain_infer"
+    with request.build_step("DEFAULT", seed=1) as step:
+        assert step.outputs()["output"].shape == (3, 2)
