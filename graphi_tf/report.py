@@ -752,6 +752,14 @@ def render_summary_markdown(docs: Sequence[Dict[str, Any]]) -> str:
             _f(tuned.get("efficiency"), ".2f"), str(doc.get("settings", {}).get("repeats", "-")),
             _machine_cell(doc),
         ]) + " |")
+    old_cp = [doc["case"]["name"] for doc in docs
+              if (doc.get("bound") or {}).get("status") == "ok" and not doc["bound"].get("critical_path_intra")
+              and (doc["bound"].get("cores") or 1) > 1]
+    if old_cp:
+        which = "every report here" if len(old_cp) == len(docs) else ", ".join(old_cp)
+        out += ["", f"LB/time of {which}: the critical path came from "
+                "single-core op times, which overstates the limit of ops that run in parallel internally "
+                "(LB/time can exceed 1); later reports take it from each op alone on every core."]
     return "\n".join(out) + "\n"
 
 

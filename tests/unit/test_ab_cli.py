@@ -194,6 +194,7 @@ def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
     assert f"script {missing!r} does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(300)  # 5 processes: tuning, 2 arms, the two references (W and CP)
 def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
     script = tmp_path / "tiny_step.py"
     script.write_text(TF1_SCRIPT)
@@ -202,7 +203,7 @@ def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
         [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
          "--steps", "2", "--repeats", "1", "--arms", "stock_default,graphi_tuned",
          "--tune-warmup", "1", "--tune-steps", "1", "--trace-steps", "1", "--out-dir", str(out)],
-        env=_env(), capture_output=True, text=True, timeout=110)
+        env=_env(), capture_output=True, text=True, timeout=290)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "ab.json").read_text())
     report.check_schema(doc)
