@@ -44,11 +44,11 @@ import argparse
 import contextlib
 import json
 import os
-import statistics
 import sys
-import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
+
+from graphi_tf import stepstats
 
 EXECUTORS = ("DEFAULT", "GRAPHI", "SINGLE_THREADED_EXECUTOR")
 ROLES = ("arm", "tune", "reference")
@@ -197,20 +197,17 @@ def _graphi_graphs() -> List[dict]:
 
 def _main_graph(graphs: List[dict], before: Optional[Dict[str, int]] = None) -> Optional[dict]:
     """The step's main GRAPHI graph: the largest one that ran since ``before`` (steps_run
-    per signature, taken after the step was built), so a one-off graph such as the
-    variables' initializer, however large, is not taken for the training step."""
-    before = before or {}
-    ran = [g for g in graphs if int(g.get("steps_run", 0)) > before.get(str(g["signature"]), 0)]
-    if not ran:
-        return None
-    return max(ran, key=lambda g: (int(g.get("node_count", 0)), str(g["signature"])))
+    per signature, taken after the step was built; ``stepstats.ran_since``), so a one-off
+    graph such as the variables' initializer, however large, is not taken for the training step."""
+    ran = stepstats.ran_since(before, graphs)
+    return ran[0] if ran else None
 
 
 def _graph_steps() -> Dict[str, int]:
     """steps_run per GRAPHI graph signature, now."""
     import graphi_tf
 
-    return {str(g["signature"]): int(g.get("steps_run", 0)) for g in graphi_tf.info().get("graphs", [])}
+    return stepstats.steps_run(graphi_tf.info().get("graphs", []))
 
 
 def _graphi_setting(before: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
@@ -273,26 +270,6 @@ def _cache_entries() -> Optional[List[str]]:
 # ------------------------------------------------------------------------ roles
 
 
-def _time_steps(step: Callable[[], Any], warmup: int, steps: int, after_first: Callable[[], None],
-                before_timing: Callable[[], None] = lambda: None) -> List[float]:
-    first = True
-    for _ in range(warmup):
-        step()
-        if first:
-            after_first()
-            first = False
-    before_timing()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t0) * 1e3)
-        if first:
-            after_first()
-            first = False
-    return times
-
-
 def _run(args: argparse.Namespace) -> Dict[str, Any]:
     result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
                               "intra_op": args.intra, "pid": os.getpid(),
@@ -329,15 +306,16 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
     # Graphs run while building the step (variable initializers) are not the step's.
     built = _graph_steps() if args.executor == "GRAPHI" else {}
 
-    def after_first() -> None:
-        if args.executor == "GRAPHI":
+    def after_step(phase: str, done: int, total: int) -> None:
+        if args.executor == "GRAPHI" and not first:  # the setting of the first step
             first.update(_graphi_setting(built))
 
     def before_timing() -> None:
         if args.executor == "GRAPHI":
             timing.update(_graphi_setting(built))
 
-    times = _time_steps(step, args.warmup, args.steps, after_first, before_timing)
+    times = stepstats.time_steps(step, args.steps, untimed=args.warmup, on_step=after_step,
+                                 before_timing=before_timing)
     result["step_times_ms"] = times
     result["ok"] = True
 
@@ -352,7 +330,7 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
             cps.append(b["critical_path_ms"])
             nodes = b["nodes"]
         result.update(traced_work_ms=works, critical_path_ms=cps, cores=cores, nodes=nodes,
-                      untraced_step_ms=statistics.median(times) if times else None)
+                      untraced_step_ms=stepstats.median(times) if times else None)
         return result
 
     if args.executor == "GRAPHI":

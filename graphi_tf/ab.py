@@ -41,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from graphi_tf import arms as _arms
 from graphi_tf import report as _report
+from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.models import MODELS, MODES, SIZES
 
@@ -409,8 +410,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                           cache_entries_at_end=result.get("cache_entries_at_end"))
             raw["arms"][arm.name]["rounds"].append(record)
             if rec["ok"]:
-                times = sorted(record["step_times_ms"])
-                status = f"median {times[len(times) // 2]:.3f} ms"
+                status = f"median {stepstats.median(record['step_times_ms']):.3f} ms"
                 autotune = record["autotune"]
                 if isinstance(autotune, dict):
                     chosen = autotune.get("chosen")

@@ -80,13 +80,12 @@ from __future__ import annotations
 import copy
 import json
 import math
-import statistics
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from graphi_tf import arms as _arms
 from graphi_tf.arms import STOCK_BEST, STOCK_DEFAULT
-# Re-exported: the sweep arm names were defined here before graphi_tf.arms held the table.
-from graphi_tf.arms import parse_sweep_arm, sweep_arm_name  # noqa: F401
+from graphi_tf.stepstats import lower_bound as lower_bound_ms  # LB in ms here
+from graphi_tf.stepstats import median
 
 SCHEMA_VERSION = 1
 SPREAD_TEXT = "median of per-round ratios ± half their range"
@@ -139,10 +138,10 @@ def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, An
             round_medians.append(None)
             continue
         all_steps.extend(float(t) for t in times)
-        round_medians.append(statistics.median(times))
+        round_medians.append(median(times))
     ok = sum(1 for m in round_medians if m is not None)
     return {
-        "median_ms": statistics.median(all_steps) if all_steps else None,
+        "median_ms": median(all_steps) if all_steps else None,
         "p25_ms": percentile(all_steps, 0.25),
         "p75_ms": percentile(all_steps, 0.75),
         "min_ms": min(all_steps) if all_steps else None,
@@ -174,7 +173,7 @@ def speedup(x_round_medians: Sequence[Optional[float]],
     if not ratios:
         return {"ratio": None, "spread": None, "round_ratios": [], "rounds": 0}
     return {
-        "ratio": statistics.median(ratios),
+        "ratio": median(ratios),
         "spread": (max(ratios) - min(ratios)) / 2.0,
         "round_ratios": ratios,
         "rounds": len(ratios),
@@ -188,13 +187,6 @@ def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any]) -> str:
     n = sp["rounds"]
     rounds = f"{n} round{'s' if n != 1 else ''}"
     return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} times as fast as {y_label} ({rounds})"
-
-
-def lower_bound_ms(work_ms: float, critical_path_ms: float, cores: int) -> float:
-    """LB = max(CP, W / cores)."""
-    if cores < 1:
-        raise ValueError(f"cores={cores!r} is invalid; allowed: a whole number >= 1")
-    return max(float(critical_path_ms), float(work_ms) / cores)
 
 
 def physical_limit(traced_work_ms: Sequence[float], critical_path_ms: Sequence[float], cores: int,
@@ -282,7 +274,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         rounds = copy.deepcopy(arm.get("rounds", []))
         for r in rounds:
             times = r.get("step_times_ms") if r.get("ok") else None
-            r["median_ms"] = statistics.median(times) if times else None
+            r["median_ms"] = median(times) if times else None
             r.setdefault("error", None)
             r.setdefault("stderr_tail", None)
         stats = summarize_times([r.get("step_times_ms") if r.get("ok") else None for r in rounds])

@@ -32,8 +32,9 @@ import json
 import os
 import sys
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 
 DEFAULT_TRACE_STEP = 10
@@ -41,67 +42,6 @@ DEFAULT_WARMUP = 10
 CRITICAL_PATH_TID = 1
 _TEAM_TID_BASE = 10
 _LANE_TID_STRIDE = 1000
-
-
-# ---------------------------------------------------------------------------
-# Critical path
-
-
-def critical_path(successors: Sequence[Sequence[int]], weights: Sequence[float]) -> Tuple[float, List[int]]:
-    """Longest weighted path through a DAG.
-
-    Args:
-      successors: successors[n] = nodes that depend on n. Nodes left on a cycle (which the
-        caller should have broken) count with their own weight and no predecessors.
-      weights: weights[n] >= 0, one per node.
-
-    Returns:
-      (length, nodes): the summed weight of the heaviest path and its nodes in order,
-      source first (nodes of weight 0 included).
-    """
-    n = len(weights)
-    if len(successors) != n:
-        raise ValueError(f"successors has {len(successors)} nodes but weights has {n}")
-    indegree = [0] * n
-    for node in range(n):
-        for s in successors[node]:
-            if 0 <= s < n:
-                indegree[s] += 1
-    finish = [0.0] * n
-    best_pred = [-1] * n
-    done = [False] * n
-    ready = [node for node in range(n) if indegree[node] == 0]
-    # Kahn's order; finish[s] accumulates the best predecessor as predecessors complete.
-    best_in = [0.0] * n
-    while ready:
-        node = ready.pop()
-        done[node] = True
-        finish[node] = best_in[node] + weights[node]
-        for s in successors[node]:
-            if not 0 <= s < n:
-                continue
-            if best_pred[s] < 0 or finish[node] > best_in[s]:
-                best_in[s] = finish[node]
-                best_pred[s] = node
-            indegree[s] -= 1
-            if indegree[s] == 0:
-                ready.append(s)
-    for node in range(n):  # on a cycle: own weight only
-        if not done[node]:
-            finish[node] = weights[node]
-            best_pred[node] = -1
-    if n == 0:
-        return 0.0, []
-    end = max(range(n), key=lambda i: finish[i])
-    path = []
-    node = end
-    seen = set()
-    while node >= 0 and node not in seen:
-        seen.add(node)
-        path.append(node)
-        node = best_pred[node]
-    path.reverse()
-    return finish[end], path
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +77,7 @@ class GraphStep:
         self.node_time_ns: List[int] = times
         self.work_ns: int = sum(times)
         succ = self.successors if len(self.successors) == n else [[] for _ in range(n)]
-        cp, path = critical_path(succ, times)
+        cp, path = stepstats.critical_path(succ, times)
         self.critical_path_ns: int = int(cp)
         # Only nodes that ran in this step are drawn; a path may pass through nodes that
         # did not (dead branches), which weigh 0.
@@ -196,11 +136,13 @@ class Trace:
 
     @property
     def cores(self) -> int:
+        """Distinct cpus of the team layout; at least 1 (a trace without a layout counts one)."""
         cpus = {c for team in self.team_cpus for c in team}
         return max(1, len(cpus))
 
     def lower_bound_ns(self, g: GraphStep) -> float:
-        return max(float(g.critical_path_ns), g.work_ns / self.cores)
+        """LB = max(CP, W / cores) of graph ``g`` on this trace's cores (``stepstats.lower_bound``)."""
+        return stepstats.lower_bound(g.work_ns, g.critical_path_ns, self.cores)
 
     def _origin_ns(self, g: GraphStep) -> int:
         if self.shared_clock and self.graphs:
@@ -519,7 +461,7 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
     native = _native()
     for _ in range(warmup):
         step_fn()
-    before = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
+    before = stepstats.steps_run(native.graphs())
     wanted = list(before) if graphs is None else [str(s) for s in graphs]
     unknown = [s for s in wanted if s not in before]
     if unknown:
@@ -530,8 +472,8 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
     stolen_before = _stolen_ns(native)
     step_fn()
     stolen_after = _stolen_ns(native)
-    after = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
-    ran = [s for s in wanted if after.get(s, 0) > before.get(s, 0)]
+    ran_now = {str(g["signature"]) for g in stepstats.ran_since(before, native.graphs())}
+    ran = [s for s in wanted if s in ran_now]
     trace = collect(ran, shared_clock=True, min_step=before, native=native)
     if len(stolen_before) == len(stolen_after):
         trace.stolen_ns = {k: after_ns - before_ns
