@@ -20,8 +20,9 @@ The numbers of a graph's step:
        graph (data and control edges, loop back edges removed, as the cost model does),
        each node weighted by its measured time in this step (summed over its executions);
   LB = max(CP, W / cores): no schedule on the teams' cores beats it.
-A merged op (timeline entry with ``"teams"`` / ``"merged": true``) ran on several teams'
-cores at once: it is drawn on every team track it used and counted once in W.
+A merged op (timeline entry with ``"teams"`` / ``"merged": true``, recorded by earlier
+versions with team merging) ran on several teams' cores at once: it is drawn on every team
+track it used and counted once in W.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import sys
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from graphi_tf import stepstats
+from graphi_tf import cli_common, stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 
 DEFAULT_TRACE_STEP = 10
@@ -182,6 +183,62 @@ class Trace:
 
     # -- Chrome trace-event JSON -------------------------------------------
 
+    def _graph_events(self, index: int, g: GraphStep) -> List[dict]:
+        """The trace events of graph ``g``, process ``index + 1``: its name and track metadata,
+        then one complete event per op execution and track it is drawn on."""
+        events: List[dict] = []
+        pid = index + 1
+        origin = self._origin_ns(g)
+        events.append(_meta("process_name", pid, 0,
+                            {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
+        events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
+        on_cp = set(g.critical_path_nodes)
+        # Greedy lanes per track (a team, or the critical path: key None) so that slices
+        # on one track never partially overlap; an extra lane is an "overlap" track.
+        lanes: Dict[Optional[int], List[int]] = {None: []}
+        ops: List[dict] = []
+
+        def place(key: Optional[int], start: int, end: int) -> int:
+            track = lanes.setdefault(key, [])
+            lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
+            if lane is None:
+                lane = len(track)
+                track.append(end)
+            else:
+                track[lane] = end
+            return _team_tid(key, lane)
+
+        for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
+            node = int(e["node_id"])
+            teams = GraphStep.teams_of(e)
+            merged = bool(e.get("merged")) or len(teams) > 1
+            start, end = int(e["start_ns"]), max(int(e["start_ns"]), int(e["end_ns"]))
+            args = {
+                "op": e.get("op") or g.op_type(node),
+                "node": e.get("node") or (g.node_names[node] if 0 <= node < g.node_count else ""),
+                "team": int(e["team"]),
+                "critical_path": node in on_cp,
+            }
+            if merged:
+                args["merged"] = True
+                args["teams"] = teams
+            keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
+            for key in keys:
+                ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
+                                     start - origin, end - start, dict(args)))
+        if not lanes[None]:
+            lanes[None].append(0)  # the critical path track is listed even when empty
+        for key in sorted(lanes, key=lambda k: -1 if k is None else k):
+            base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
+                    else self._team_label(key))
+            for lane in range(len(lanes[key])):
+                tid = _team_tid(key, lane)
+                events.append(_meta("thread_name", pid, tid,
+                                    {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
+                order = 0 if key is None else 1 + (key + 1) * 100
+                events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
+        return events + ops
+
     def to_chrome_json(self) -> dict:
         """The trace in Chrome's JSON Object Format (opens in Perfetto and chrome://tracing).
 
@@ -193,57 +250,7 @@ class Trace:
         """
         events: List[dict] = []
         for index, g in enumerate(self.graphs):
-            pid = index + 1
-            origin = self._origin_ns(g)
-            events.append(_meta("process_name", pid, 0,
-                                {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
-            events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
-            on_cp = set(g.critical_path_nodes)
-            # Greedy lanes per track (a team, or the critical path: key None) so that slices
-            # on one track never partially overlap; an extra lane is an "overlap" track.
-            lanes: Dict[Optional[int], List[int]] = {None: []}
-            ops: List[dict] = []
-
-            def place(key: Optional[int], start: int, end: int) -> int:
-                track = lanes.setdefault(key, [])
-                lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
-                if lane is None:
-                    lane = len(track)
-                    track.append(end)
-                else:
-                    track[lane] = end
-                return _team_tid(key, lane)
-
-            for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
-                node = int(e["node_id"])
-                teams = GraphStep.teams_of(e)
-                merged = bool(e.get("merged")) or len(teams) > 1
-                start, end = int(e["start_ns"]), max(int(e["start_ns"]), int(e["end_ns"]))
-                args = {
-                    "op": e.get("op") or g.op_type(node),
-                    "node": e.get("node") or (g.node_names[node] if 0 <= node < g.node_count else ""),
-                    "team": int(e["team"]),
-                    "critical_path": node in on_cp,
-                }
-                if merged:
-                    args["merged"] = True
-                    args["teams"] = teams
-                keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
-                for key in keys:
-                    ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
-                                         start - origin, end - start, dict(args)))
-            if not lanes[None]:
-                lanes[None].append(0)  # the critical path track is listed even when empty
-            for key in sorted(lanes, key=lambda k: -1 if k is None else k):
-                base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
-                        else self._team_label(key))
-                for lane in range(len(lanes[key])):
-                    tid = _team_tid(key, lane)
-                    events.append(_meta("thread_name", pid, tid,
-                                        {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
-                    order = 0 if key is None else 1 + (key + 1) * 100
-                    events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
-            events.extend(ops)
+            events.extend(self._graph_events(index, g))
         summaries = [self._graph_summary(g) for g in self.graphs]
         other: Dict[str, Any] = {"producer": "graphi_tf.trace", "time_unit": "us", **self.layout()}
         if summaries:
@@ -553,32 +560,18 @@ def _write_env_trace() -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds the ``trace`` subcommand to a ``graphi-tf`` subparsers object."""
-    from graphi_tf import models as _models
-
-    p = subparsers.add_parser(
-        "trace", help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
+    p = cli_common.add_subcommand(
+        subparsers, "trace", run,
+        help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
         description="Run warm-up steps, record one step of every GRAPHI graph, write a Chrome "
                     "trace-event JSON (open in https://ui.perfetto.dev or chrome://tracing) and "
                     "print step time, W, CP, LB and per-team busy time. See docs/tracing.md.")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", choices=_models.MODELS, help="a bundled model (graphi_tf.models)")
-    what.add_argument("--script", metavar="FILE.py",
-                      help="a Python file defining build_step() that returns a zero-argument step callable")
-    p.add_argument("--size", choices=_models.SIZES, default="small", help="--model: size (default small)")
-    p.add_argument("--mode", choices=_models.MODES, default="graph",
-                   help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
+    cli_common.add_case_arguments(p)
     p.add_argument("-o", "--output", required=True, metavar="trace.json", help="Chrome trace JSON to write")
     p.add_argument("--png", metavar="gantt.png", default=None, help="also write a Gantt chart (matplotlib)")
     p.add_argument("--warmup", type=_int_at_least(1), default=DEFAULT_WARMUP,
                    help=f"untraced steps first (default {DEFAULT_WARMUP})")
-    p.set_defaults(handler=run)
     return p
-
-
-def _build_model_step(name: str, size: str, mode: str) -> Any:
-    from graphi_tf import models
-
-    return models.build_step(name, size=size, mode=mode, executor="GRAPHI")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -586,26 +579,15 @@ def run(args: argparse.Namespace) -> int:
     import graphi_tf  # noqa: F401  (loads the native library, registers GRAPHI)
 
     try:
-        if args.script:
-            from graphi_tf.cli import _load_script_step, _UsageError
-            try:
-                step = _load_script_step(args.script)
-            except _UsageError as e:
-                raise ValueError(str(e)) from None
-        else:
-            step = _build_model_step(args.model, args.size, args.mode)
-    except ValueError as e:
-        sys.stderr.write(f"graphi-tf: error: {e}\n")
-        return 2
+        step = cli_common.build_step(cli_common.Case.from_args(args))
+    except cli_common.UsageError as e:
+        return cli_common.error(str(e))
     try:
         trace = record_step(step, warmup=args.warmup)
     except RuntimeError as e:
-        sys.stderr.write(f"graphi-tf: error: {e}\n")
-        return 1
+        return cli_common.error(str(e), 1)
     finally:
-        close = getattr(step, "close", None)
-        if callable(close):
-            close()
+        cli_common.close_step(step)
     trace.write(args.output)
     print(trace.summary())
     print(f"trace: {args.output} (open in https://ui.perfetto.dev or chrome://tracing)")
@@ -613,7 +595,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             trace.write_gantt(args.png)
         except RuntimeError as e:
-            sys.stderr.write(f"graphi-tf: error: {e}\n")
-            return 1
+            return cli_common.error(str(e), 1)
         print(f"gantt: {args.png}")
     return 0
