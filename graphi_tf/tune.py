@@ -571,7 +571,8 @@ def tune(
        evidence (so later processes start with it and do not re-tune).
 
     Cost: ``warmup + rounds x (DISCARD_STEPS_PER_VISIT + steps)`` steps per setting that is
-    not eliminated. With the defaults (10 warmup, 6 rounds of 1 + 10 steps) that is
+    not eliminated. With the defaults (``DEFAULT_WARMUP`` = 10 warmup, ``DEFAULT_ROUNDS`` = 6
+    rounds of 1 + ``DEFAULT_STEPS`` = 10 steps) that is
     10 + 6 x 11 = 76 steps per setting: for a ~25 ms step on 3 settings, one of them 2x
     slower, (76 + 76 + 2 x 76) x 25 ms = 7.6 s plus the re-partitionings (one per visit),
     well under a minute; eliminating the slow setting after round 2 saves 2.2 s of it.
@@ -580,9 +581,10 @@ def tune(
       step_fn: zero-argument callable that runs one step on GRAPHI (a ``session.run`` in a
         session made with ``graphi_tf.session_config()``, a ``tf.function`` called under
         ``graphi_tf.executor_scope()``, ...). Its return value is ignored.
-      warmup: untimed steps on each setting's first visit (default 10).
-      rounds: rounds of visits (default 6; at least ``decision.MIN_ROUNDS_TO_ADOPT`` = 2).
-      steps: timed steps per visit (default 10); their median is the round's median.
+      warmup: untimed steps on each setting's first visit (default ``DEFAULT_WARMUP``).
+      rounds: rounds of visits (default ``DEFAULT_ROUNDS``; at least
+        ``decision.MIN_ROUNDS_TO_ADOPT`` = 2).
+      steps: timed steps per visit (default ``DEFAULT_STEPS``); their median is the round's median.
       settings: (executors, threads_per_executor) pairs to try. None: ``default_settings()``,
         every symmetric setting on whole tiles including 1x1 (sequential). Each must be one
         the layout rules accept here (``symmetric_settings()``), else TuneArgumentError
