@@ -3,7 +3,7 @@ and prints one JSON line on stdout.
 
     python -m graphi_tf._ab_worker --role arm --executor DEFAULT --inter 2 --intra 1 \\
         --model lstm --size small --mode graph --warmup 100 --steps 50
-    python -m graphi_tf._ab_worker --role tune --executor GRAPHI --script step.py --warmup 20 --steps 30
+    python -m graphi_tf._ab_worker --role tune --executor GRAPHI --script step.py --warmup 10 --steps 10
     python -m graphi_tf._ab_worker --role reference --executor DEFAULT --inter 1 --intra 1 \\
         --model lstm --size small --mode graph --warmup 10 --steps 20 --trace-steps 5
 
@@ -42,15 +42,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
-import statistics
 import sys
 import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-EXECUTORS = ("DEFAULT", "GRAPHI", "SINGLE_THREADED_EXECUTOR")
+from graphi_tf import ab, cli_common, stepstats
+from graphi_tf.models import EXECUTORS
+
 ROLES = ("arm", "tune", "reference")
 
 
@@ -60,15 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=EXECUTORS, required=True)
     p.add_argument("--inter", type=int, default=None, help="inter-op threads (default: TF's)")
     p.add_argument("--intra", type=int, default=None, help="intra-op threads (default: TF's)")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model")
-    what.add_argument("--script")
-    p.add_argument("--size", default="small")
-    p.add_argument("--mode", default="graph")
+    cli_common.add_case_arguments(p)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--trace-steps", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=ab.DEFAULT_WARMUP)
+    p.add_argument("--steps", type=int, default=ab.DEFAULT_STEPS)
+    p.add_argument("--trace-steps", type=int, default=ab.DEFAULT_TRACE_STEPS)
     p.add_argument("--expect-source", default=None,
                    help="fail unless the main GRAPHI graph's setting came from this source")
     p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
@@ -153,29 +151,21 @@ class _ScriptStep:
             return run_traced()
 
 
-def _build_step(args: argparse.Namespace, tf: Any, executor: str, inter: Optional[int],
-                intra: Optional[int], mode: str) -> Any:
-    if args.model:
-        from graphi_tf import models
-
-        if not hasattr(models, "build_step"):
-            raise WorkerError("graphi_tf.models has no build_step(); this graphi_tf predates the "
-                              "bundled model zoo, use --script instead")
-        return models.build_step(args.model, size=args.size, mode=mode, executor=executor,
-                                 inter_op=inter, intra_op=intra, seed=args.seed)
-    from graphi_tf.cli import _load_script_step, _UsageError
-
-    if inter is not None:
-        tf.config.threading.set_inter_op_parallelism_threads(inter)
-    if intra is not None:
-        tf.config.threading.set_intra_op_parallelism_threads(intra)
-    sessions: List[Any] = []
-    _patch_sessions(tf, executor, inter, intra, sessions)
+def _build_step(case: cli_common.Case, tf: Any, executor: str, inter: Optional[int], intra: Optional[int]) -> Any:
+    """The case's step on the arm (``cli_common.build_step``); a script's with the arm
+    applied around it (module docstring)."""
+    if case.script:
+        if inter is not None:
+            tf.config.threading.set_inter_op_parallelism_threads(inter)
+        if intra is not None:
+            tf.config.threading.set_intra_op_parallelism_threads(intra)
+        sessions: List[Any] = []
+        _patch_sessions(tf, executor, inter, intra, sessions)
     try:
-        step = _load_script_step(args.script)
-    except _UsageError as e:
+        step = cli_common.build_step(case, executor=executor, inter_op=inter, intra_op=intra)
+    except cli_common.UsageError as e:
         raise WorkerError(str(e)) from None
-    return _ScriptStep(tf, step, executor, sessions)
+    return _ScriptStep(tf, step, executor, sessions) if case.script else step
 
 
 # ------------------------------------------------------------------------ evidence
@@ -201,20 +191,17 @@ def _graphi_graphs() -> List[dict]:
 
 def _main_graph(graphs: List[dict], before: Optional[Dict[str, int]] = None) -> Optional[dict]:
     """The step's main GRAPHI graph: the largest one that ran since ``before`` (steps_run
-    per signature, taken after the step was built), so a one-off graph such as the
-    variables' initializer, however large, is not taken for the training step."""
-    before = before or {}
-    ran = [g for g in graphs if int(g.get("steps_run", 0)) > before.get(str(g["signature"]), 0)]
-    if not ran:
-        return None
-    return max(ran, key=lambda g: (int(g.get("node_count", 0)), str(g["signature"])))
+    per signature, taken after the step was built; ``stepstats.ran_since``), so a one-off
+    graph such as the variables' initializer, however large, is not taken for the training step."""
+    ran = stepstats.ran_since(before, graphs)
+    return ran[0] if ran else None
 
 
 def _graph_steps() -> Dict[str, int]:
     """steps_run per GRAPHI graph signature, now."""
     import graphi_tf
 
-    return {str(g["signature"]): int(g.get("steps_run", 0)) for g in graphi_tf.info().get("graphs", [])}
+    return stepstats.steps_run(graphi_tf.info().get("graphs", []))
 
 
 def _graphi_setting(before: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
@@ -277,32 +264,6 @@ def _cache_entries() -> Optional[List[str]]:
 # ------------------------------------------------------------------------ roles
 
 
-def _time_steps(step: Callable[[], Any], warmup: int, steps: int, after_first: Callable[[], None],
-                before_timing: Callable[[], None] = lambda: None,
-                keep_warming: Callable[[], bool] = lambda: False) -> List[float]:
-    first = True
-    for _ in range(warmup):
-        step()
-        if first:
-            after_first()
-            first = False
-    while keep_warming():
-        step()
-        if first:
-            after_first()
-            first = False
-    before_timing()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - t0) * 1e3)
-        if first:
-            after_first()
-            first = False
-    return times
-
-
 def _run(args: argparse.Namespace) -> Dict[str, Any]:
     result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
                               "intra_op": args.intra, "pid": os.getpid(),
@@ -319,96 +280,126 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
 
     import graphi_tf
 
-    mode = args.mode
-    if args.role == "reference" and args.model and mode != "graph":
-        mode = "graph"  # FULL_TRACE needs a session: bound the same model built as a TF1 graph
+    case = cli_common.Case.from_args(args)
+    if args.role == "reference" and case.model and case.mode != "graph":
+        # FULL_TRACE needs a session: bound the same model built as a TF1 graph.
+        case = dataclasses.replace(case, mode="graph")
         result["note"] = f"the bound comes from the graph-mode build of the model (asked: {args.mode})"
-    step = _build_step(args, tf, args.executor, args.inter, args.intra, mode)
+    step = _build_step(case, tf, args.executor, args.inter, args.intra)
     result["examples_per_step"] = getattr(step, "examples_per_step", None)
     result["graph_nodes"] = getattr(step, "graph_nodes", None)
 
     if args.role == "tune":
         # Only the warm-up/steps keywords: the rest of tune()'s defaults (it caches the result).
         tuned = graphi_tf.tune(step, warmup=args.warmup, steps=args.steps)
-        result["tune"] = tuned.to_dict()
-        result["ok"] = True
+        result.update(tune=tuned.to_dict(), ok=True)
         return result
+    timed = _time_steps(step, args)
+    result.update(step_times_ms=timed.times, ok=True)
+    if args.role == "reference":
+        result.update(_traced_steps(step, args.trace_steps),
+                      untraced_step_ms=stepstats.median(timed.times) if timed.times else None)
+    elif args.executor == "GRAPHI":
+        _check_graphi_arm(args, timed, result)
+    else:
+        _check_stock_arm(tf, args, result)
+    return result
 
-    first: Dict[str, Any] = {}
-    timing: Dict[str, Any] = {}
+
+@dataclasses.dataclass
+class _Timed:
+    """The timed steps of an arm and, on GRAPHI, its setting at the first step and when timing began."""
+
+    times: List[float]
+    built: Dict[str, int]  # steps_run per graph after the step was built (``stepstats.steps_run``)
+    first: Dict[str, Any]
+    at_timing_start: Dict[str, Any]
+    # --settle-autotune: the untimed steps run after the warm-up while autotuning explored.
+    settle: Optional[Dict[str, Any]] = None
+
+
+def _time_steps(step: Callable[[], Any], args: argparse.Namespace) -> _Timed:
     # Graphs run while building the step (variable initializers) are not the step's.
-    built = _graph_steps() if args.executor == "GRAPHI" else {}
+    graphi = args.executor == "GRAPHI"
+    timed = _Timed(times=[], built=_graph_steps() if graphi else {}, first={}, at_timing_start={})
 
-    def after_first() -> None:
-        if args.executor == "GRAPHI":
-            first.update(_graphi_setting(built))
+    def after_step(phase: str, done: int, total: int) -> None:
+        if graphi and not timed.first:  # the setting of the first step
+            timed.first.update(_graphi_setting(timed.built))
 
     def before_timing() -> None:
-        if args.executor == "GRAPHI":
-            timing.update(_graphi_setting(built))
+        if graphi:
+            timed.at_timing_start.update(_graphi_setting(timed.built))
 
-    settle = {"max_steps": args.settle_autotune, "steps": 0, "seconds": 0.0, "state": None}
-
-    def keep_warming() -> bool:
+    def settle_autotune() -> None:
         # Online autotuning explores during a graph's first steps (tens of steps for a
         # 1 s step); timing those would measure the exploration, not what it settled on.
-        if args.executor != "GRAPHI" or settle["steps"] >= args.settle_autotune:
-            return False
-        state = (_graphi_setting(built).get("autotune") or {}).get("state")
-        settle["state"] = state
-        if state not in ("waiting", "exploring"):
-            return False
-        if settle["steps"] == 0:
-            settle["t0"] = time.perf_counter()
-        settle["steps"] += 1
-        return True
+        timed.settle = {"max_steps": args.settle_autotune, "steps": 0, "seconds": 0.0, "state": None}
+        t0 = time.perf_counter()
+        while timed.settle["steps"] < args.settle_autotune:
+            state = (_graphi_setting(timed.built).get("autotune") or {}).get("state")
+            timed.settle["state"] = state
+            if state not in ("waiting", "exploring"):
+                break
+            step()
+            timed.settle["steps"] += 1
+        timed.settle["seconds"] = time.perf_counter() - t0 if timed.settle["steps"] else 0.0
 
-    times = _time_steps(step, args.warmup, args.steps, after_first, before_timing, keep_warming)
-    if "t0" in settle:
-        settle["seconds"] = time.perf_counter() - settle.pop("t0")
-    if args.settle_autotune > 0:
-        result["autotune_settle"] = settle
-    result["step_times_ms"] = times
-    result["ok"] = True
+    def before_timing_settled() -> None:
+        if graphi and args.settle_autotune > 0:
+            settle_autotune()
+        before_timing()
 
-    if args.role == "reference":
-        from graphi_tf import bound
+    timed.times = stepstats.time_steps(step, args.steps, untimed=args.warmup, on_step=after_step,
+                                       before_timing=before_timing_settled)
+    return timed
 
-        cores = int(graphi_tf.info().get("usable_cores") or len(os.sched_getaffinity(0)))
-        works, cps, nodes = [], [], None
-        for _ in range(args.trace_steps):
-            b = bound.lower_bound(step.run_traced(), cores)
-            works.append(b["work_ms"])
-            cps.append(b["critical_path_ms"])
-            nodes = b["nodes"]
-        result.update(traced_work_ms=works, critical_path_ms=cps, cores=cores, nodes=nodes,
-                      untraced_step_ms=statistics.median(times) if times else None)
-        return result
 
-    if args.executor == "GRAPHI":
-        setting = _graphi_setting(built)
-        setting["first_step"] = {k: first.get(k) for k in ("executors", "threads_per_executor", "source")}
-        if "autotune" in timing:
-            setting["autotune_at_timing_start"] = timing["autotune"]
-        result["setting"] = setting
-        result["autotune"] = setting.get("autotune")
-        if "signature" not in setting:
-            result["ok"] = False
-            result["error"] = "the step ran no graph on the GRAPHI executor"
-        elif args.expect_source and first.get("source") != args.expect_source:
-            result["ok"] = False
-            result["error"] = (f"GRAPHI ran the main graph {setting['signature']} with a setting from "
-                               f"{first.get('source')!r} at its first step, not from {args.expect_source!r}")
-    else:
-        result["setting"] = _stock_setting(tf, args.executor, args.inter, args.intra)
-        proof = _proof()
-        result["proof"] = proof
-        if not proof["graphi_did_nothing"]:
-            result["ok"] = False
-            result["error"] = (f"GRAPHI was active in a {args.executor} arm: threads "
-                               f"{proof['graphi_threads']}, {proof['graphi_graphs_run']} GRAPHI graph(s) ran "
-                               "(does the step name an executor_type itself?)")
-    return result
+def _traced_steps(step: Any, trace_steps: int) -> Dict[str, Any]:
+    """W and CP of ``trace_steps`` FULL_TRACE steps (``graphi_tf.bound``) on the usable cores."""
+    from graphi_tf import bound
+
+    cores = ab.usable_cores()
+    works, cps, nodes = [], [], None
+    for _ in range(trace_steps):
+        b = bound.lower_bound(step.run_traced(), cores)
+        works.append(b["work_ms"])
+        cps.append(b["critical_path_ms"])
+        nodes = b["nodes"]
+    return {"traced_work_ms": works, "critical_path_ms": cps, "cores": cores, "nodes": nodes}
+
+
+def _check_graphi_arm(args: argparse.Namespace, timed: _Timed, result: Dict[str, Any]) -> None:
+    """Records what GRAPHI had in force; fails the arm if no GRAPHI graph ran or its setting
+    did not come from ``--expect-source``."""
+    setting = _graphi_setting(timed.built)
+    first = timed.first
+    setting["first_step"] = {k: first.get(k) for k in ("executors", "threads_per_executor", "source")}
+    if "autotune" in timed.at_timing_start:
+        setting["autotune_at_timing_start"] = timed.at_timing_start["autotune"]
+    result["setting"] = setting
+    result["autotune"] = setting.get("autotune")
+    if timed.settle is not None:
+        result["autotune_settle"] = timed.settle
+    if "signature" not in setting:
+        result["ok"] = False
+        result["error"] = "the step ran no graph on the GRAPHI executor"
+    elif args.expect_source and first.get("source") != args.expect_source:
+        result["ok"] = False
+        result["error"] = (f"GRAPHI ran the main graph {setting['signature']} with a setting from "
+                           f"{first.get('source')!r} at its first step, not from {args.expect_source!r}")
+
+
+def _check_stock_arm(tf: Any, args: argparse.Namespace, result: Dict[str, Any]) -> None:
+    """Records the stock setting and the proof that GRAPHI did nothing; fails the arm otherwise."""
+    result["setting"] = _stock_setting(tf, args.executor, args.inter, args.intra)
+    proof = _proof()
+    result["proof"] = proof
+    if not proof["graphi_did_nothing"]:
+        result["ok"] = False
+        result["error"] = (f"GRAPHI was active in a {args.executor} arm: threads "
+                           f"{proof['graphi_threads']}, {proof['graphi_graphs_run']} GRAPHI graph(s) ran "
+                           "(does the step name an executor_type itself?)")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -43,10 +43,31 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from graphi_tf import arms as _arms
+from graphi_tf import cli_common
 from graphi_tf import report as _report
+from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
-from graphi_tf.models import MODELS, MODES, SIZES
+from graphi_tf.cli_common import Case
+from graphi_tf.tune import DEFAULT_ROUNDS as TUNE_ROUNDS
+from graphi_tf.tune import DEFAULT_STEPS as TUNE_STEPS
+from graphi_tf.tune import DEFAULT_WARMUP as TUNE_WARMUP
+from graphi_tf.models import MODELS, MODES, SIZES  # noqa: F401  (tools/ab_all.py reads them here)
 
+DEFAULT_WARMUP = 100
+"""Untimed steps per arm process (``--warmup``)."""
+DEFAULT_STEPS = 50
+"""Timed steps per arm process (``--steps``)."""
+DEFAULT_REPEATS = 5
+"""Rounds over all arms (``--repeats``)."""
+DEFAULT_TRACE_STEPS = 5
+"""FULL_TRACE steps of the reference process (``--trace-steps``)."""
+DEFAULT_TIMEOUT_S = 1800.0
+"""Seconds before one process is killed (``--timeout``)."""
+DEFAULT_SETTLE_AUTOTUNE = 300
+"""graphi_auto's most extra untimed steps while online autotuning explores (``--settle-autotune``)."""
+REFERENCE_MAX_WARMUP = 20
+"""The reference process warms up ``min(--warmup, this)`` steps: it only has to reach steady
+op times for its traced steps."""
 STDERR_TAIL_LINES = 25
 
 
@@ -68,16 +89,12 @@ class Arm:
 
 
 def usable_cores() -> int:
-    """CPUs this process may run on (affinity), capped by a cgroup v2 CPU quota."""
-    cores = len(os.sched_getaffinity(0))
-    try:
-        with open("/sys/fs/cgroup/cpu.max") as f:
-            quota, period = f.read().split()[:2]
-        if quota != "max":
-            cores = min(cores, max(1, int(int(quota) // int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cores)
+    """The cores GRAPHI's native topology counts usable here (``graphi_tf.info()["usable_cores"]``:
+    this process's CPU affinity capped by its cgroup CPU quota). There is nothing to fall back
+    on: graphi_tf is not importable without its native library."""
+    import graphi_tf
+
+    return int(graphi_tf.info()["usable_cores"])
 
 
 def sweep_values(cores: int) -> List[int]:
@@ -178,48 +195,49 @@ def _int_list(text: str) -> List[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
-    """The ``graphi-tf ab`` options (``case=False``: without --model/--script/--size/--mode/--out-dir)."""
+    """The ``graphi-tf ab`` options (``case=False``: without the case arguments, --out-dir,
+    --warmup and --steps)."""
     if case:
-        what = parser.add_mutually_exclusive_group(required=True)
-        what.add_argument("--model", choices=MODELS, help="a bundled model (graphi_tf.models)")
-        what.add_argument("--script", metavar="FILE.py",
-                          help="a Python file defining build_step() that returns a zero-argument step "
-                               "callable; the worker applies each arm to it (see graphi_tf._ab_worker)")
-        parser.add_argument("--size", choices=SIZES, default="small", help="--model size (default small)")
-        parser.add_argument("--mode", choices=MODES, default="graph",
-                            help="--model: TF1 graph + session, or tf.function (default graph)")
+        cli_common.add_case_arguments(
+            parser, script_note="; the worker applies each arm to it (see graphi_tf._ab_worker)")
         parser.add_argument("--out-dir", default=None,
                             help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode> "
                                  "or ./ab_results/<script stem>)")
-        parser.add_argument("--warmup", type=_int_at_least(0), default=100,
-                            help="untimed steps per arm process (default 100)")
-        parser.add_argument("--steps", type=_int_at_least(1), default=50,
-                            help="timed steps per arm process (default 50)")
-    parser.add_argument("--repeats", type=_int_at_least(1), default=5,
-                        help="rounds over all arms, starting arm rotated each round (default 5)")
+        parser.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
+                            help=f"untimed steps per arm process (default {DEFAULT_WARMUP})")
+        parser.add_argument("--steps", type=_int_at_least(1), default=DEFAULT_STEPS,
+                            help=f"timed steps per arm process (default {DEFAULT_STEPS})")
+    parser.add_argument("--repeats", type=_int_at_least(1), default=DEFAULT_REPEATS,
+                        help=f"rounds over all arms, starting arm rotated each round (default {DEFAULT_REPEATS})")
     parser.add_argument("--arms", type=_arm_list, default=list(_arms.ARM_NAMES),
                         help=f"comma-separated subset of {','.join(_arms.ARM_NAMES)} or sweep points like "
-                             "stock_i2_a1 (default: all)")
+                             f"{_arms.sweep_arm_name(2, 1)} (default: all)")
     parser.add_argument("--graphi-env", type=_env_arm, action="append", default=[],
                         metavar="NAME:VAR=VALUE,...",
-                        help="an extra GRAPHI arm NAME run like graphi_untuned with these environment "
-                             "variables on top, compared with graphi_untuned (repeatable), e.g. "
+                        help=f"an extra GRAPHI arm NAME run like {_arms.GRAPHI_UNTUNED} with these environment "
+                             f"variables on top, compared with {_arms.GRAPHI_UNTUNED} (repeatable), e.g. "
                              "no_wc:GRAPHI_STEAL_THRESHOLD_NS=off")
     parser.add_argument("--sweep", type=_int_list, default=None, metavar="N,N,...",
-                        help="inter_op/intra_op values of the stock_best sweep (default: powers of two "
+                        help=f"inter_op/intra_op values of the {_arms.STOCK_BEST} sweep (default: powers of two "
                              "up to the usable cores)")
-    parser.add_argument("--tune-warmup", type=_int_at_least(0), default=10,
-                        help="graphi_tuned: untimed steps on each setting's first visit in the tuning run (default 10)")
-    parser.add_argument("--tune-steps", type=_int_at_least(1), default=10,
-                        help="graphi_tuned: timed steps per visit (6 rounds) in the tuning run (default 10)")
-    parser.add_argument("--trace-steps", type=_int_at_least(0), default=5,
-                        help="FULL_TRACE steps of the reference process; 0 skips the physical limit (default 5)")
-    parser.add_argument("--settle-autotune", type=_int_at_least(0), default=300, metavar="MAX",
-                        help="graphi_auto: after the warm-up, at most MAX more untimed steps while GRAPHI's "
-                             "online autotuning still explores, so the timed steps show what it settled on "
-                             "(its cost is reported apart); 0 times the exploration too (default 300)")
-    parser.add_argument("--timeout", type=float, default=1800.0,
-                        help="seconds before one process is killed and its arm counted failed (default 1800)")
+    parser.add_argument("--tune-warmup", type=_int_at_least(0), default=TUNE_WARMUP,
+                        help=f"{_arms.GRAPHI_TUNED}: untimed steps on each setting's first visit in the tuning "
+                             f"run (default {TUNE_WARMUP})")
+    parser.add_argument("--tune-steps", type=_int_at_least(1), default=TUNE_STEPS,
+                        help=f"{_arms.GRAPHI_TUNED}: timed steps per visit ({TUNE_ROUNDS} rounds) in "
+                             f"the tuning run (default {TUNE_STEPS})")
+    parser.add_argument("--trace-steps", type=_int_at_least(0), default=DEFAULT_TRACE_STEPS,
+                        help="FULL_TRACE steps of the reference process; 0 skips the physical limit "
+                             f"(default {DEFAULT_TRACE_STEPS})")
+    parser.add_argument("--settle-autotune", type=_int_at_least(0), default=DEFAULT_SETTLE_AUTOTUNE,
+                        metavar="MAX",
+                        help=f"{_arms.GRAPHI_AUTO}: after the warm-up, at most MAX more untimed steps while "
+                             "GRAPHI's online autotuning still explores, so the timed steps show what it settled "
+                             "on (its cost is reported apart); 0 times the exploration too "
+                             f"(default {DEFAULT_SETTLE_AUTOTUNE})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds before one process is killed and its arm counted failed "
+                             f"(default {DEFAULT_TIMEOUT_S:.0f})")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the arm processes")
     parser.add_argument("--seed", type=int, default=0, help="--model seed (default 0)")
     parser.add_argument("--no-png", action="store_true", help="do not write ab.png")
@@ -231,8 +249,8 @@ def _epilog() -> str:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds the ``ab`` subcommand to ``graphi-tf``'s subparsers."""
-    parser = subparsers.add_parser(
-        "ab", help="A/B: stock TensorFlow vs GRAPHI on one step, each arm in its own process",
+    parser = cli_common.add_subcommand(
+        subparsers, "ab", run, help="A/B: stock TensorFlow vs GRAPHI on one step, each arm in its own process",
         description=__doc__.split("\n\n")[0], epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
@@ -240,56 +258,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------ running
-
-
-@dataclasses.dataclass
-class Case:
-    """What to run: a bundled model or a script, and how."""
-
-    model: Optional[str] = None
-    size: str = "small"
-    mode: str = "graph"
-    script: Optional[str] = None
-    seed: int = 0
-
-    @property
-    def name(self) -> str:
-        if self.script:
-            return os.path.splitext(os.path.basename(self.script))[0]
-        return f"{self.model}_{self.size}_{self.mode}"
-
-    def worker_args(self) -> List[str]:
-        if self.script:
-            return ["--script", os.path.abspath(self.script)]
-        return ["--model", str(self.model), "--size", self.size, "--mode", self.mode, "--seed", str(self.seed)]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"name": self.name, "kind": "script" if self.script else "model",
-                "model": self.model, "size": None if self.script else self.size,
-                "mode": None if self.script else self.mode,
-                "script": os.path.abspath(self.script) if self.script else None}
-
-
-def cpu_model() -> Optional[str]:
-    """The processor, as a report names it: /proc/cpuinfo's model name and its widest vector
-    units (e.g. "AMD EPYC (AVX2)", "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz (AVX-512, AMX)");
-    None where /proc/cpuinfo is unreadable."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            text = f.read()
-    except OSError:
-        return None
-    name, flags = None, set()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and name is None:
-            name = value.strip()
-        elif key.strip() == "flags" and not flags:
-            flags = set(value.split())
-    units = [label for flag, label in (("avx512f", "AVX-512"), ("amx_tile", "AMX")) if flag in flags]
-    if not units and "avx2" in flags:
-        units = ["AVX2"]
-    return f"{name or 'unknown CPU'}" + (f" ({', '.join(units)})" if units else "")
 
 
 def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
@@ -346,14 +314,41 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, warmup: int = 100,
-           steps: int = 50, repeats: int = 5, sweep: Optional[Sequence[int]] = None,
-           tune_warmup: int = 10, tune_steps: int = 10, trace_steps: int = 5,
-           settle_autotune: int = 300, timeout: float = 1800.0, python: str = sys.executable, png: bool = True,
-           extra_settings: Optional[Dict[str, Any]] = None,
+@dataclasses.dataclass(frozen=True)
+class _Runner:
+    """How this A/B run starts its worker processes."""
+
+    python: str
+    base_env: Dict[str, str]
+    case_argv: List[str]  # the case's options (``Case.to_argv``)
+    timeout: float
+    tuned_cache: str  # graphi_tuned's cache, written by the tuning run
+
+    def run(self, role: str, executor: str, argv: Sequence[str], env: Dict[str, str]) -> Dict[str, Any]:
+        return run_process(self.python, ["--role", role, "--executor", executor, *self.case_argv, *argv],
+                           dict(self.base_env, **env), self.timeout)
+
+    def run_with_empty_cache(self, role: str, executor: str, argv: Sequence[str],
+                             env: Dict[str, str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
+        """Runs with a new empty GRAPHI_CACHE_DIR for this process alone: nothing an earlier
+        process cached (graphi_auto's online tuning caches what it adopts) reaches it.
+        Returns the record and the GRAPHI_* variables it ran with."""
+        with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
+            env = dict(env, GRAPHI_CACHE_DIR=empty)
+            return self.run(role, executor, argv, env), env
+
+
+def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, warmup: int = DEFAULT_WARMUP,
+           steps: int = DEFAULT_STEPS, repeats: int = DEFAULT_REPEATS, sweep: Optional[Sequence[int]] = None,
+           tune_warmup: int = TUNE_WARMUP, tune_steps: int = TUNE_STEPS,
+           trace_steps: int = DEFAULT_TRACE_STEPS, settle_autotune: int = DEFAULT_SETTLE_AUTOTUNE,
+           timeout: float = DEFAULT_TIMEOUT_S,
+           python: str = sys.executable, png: bool = True, extra_settings: Optional[Dict[str, Any]] = None,
            env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
+    The stages: the tuning run (if an arm starts from the tuned cache), ``repeats`` rounds
+    over the arms, the reference run (``trace_steps`` > 0), then ``graphi_tf.report``.
     Returns the report document (``graphi_tf.report`` schema). Raises ValueError for an
     unknown arm name.
     """
@@ -361,17 +356,38 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
     os.makedirs(out_dir, exist_ok=True)
-    base_env = _base_env()
-    common = case.worker_args()
-    started = time.time()
-    raw: Dict[str, Any] = {
-        "created_unix": started,
+    runner = _Runner(python, _base_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"))
+    settings = {"warmup": warmup, "steps": steps, "repeats": repeats,
+                "arms": list(arms) + [a.name for a in env_arms],
+                "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
+                "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout,
+                "python": python, **(extra_settings or {})}
+    raw = _raw_document(case, cores, arm_list, settings)
+    tune_error = None
+    if any(a.cache == "tuned" for a in arm_list):
+        raw["tune"] = _tuning_run(runner, tune_warmup, tune_steps)
+        tune_error = None if raw["tune"]["ok"] else f"the tuning run failed: {raw['tune']['error']}"
+    for r in range(repeats):
+        shift = r % len(arm_list)
+        order = arm_list[shift:] + arm_list[:shift]
+        raw["order"].append([a.name for a in order])
+        for arm in order:
+            record = _arm_round(runner, arm, r, warmup, steps, tune_error, raw["tune"], settle_autotune)
+            raw["arms"][arm.name]["rounds"].append(record)
+            _log(f"[round {r + 1}/{repeats}] {arm.name}: {_round_status(record)}")
+    if trace_steps > 0:
+        raw["bound"] = _measure_bound(runner, min(warmup, REFERENCE_MAX_WARMUP), steps, trace_steps, cores)
+    doc = _report.build_report(raw)
+    write_outputs(doc, out_dir, png=png)
+    return doc
+
+
+def _raw_document(case: Case, cores: int, arm_list: Sequence[Arm], settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The raw measurements (``graphi_tf.report.build_report``'s input) before anything ran."""
+    return {
+        "created_unix": time.time(),
         "case": case.to_dict(),
-        "settings": {"warmup": warmup, "steps": steps, "repeats": repeats,
-                     "arms": list(arms) + [a.name for a in env_arms],
-                     "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
-                     "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout, "python": python,
-                     **(extra_settings or {})},
+        "settings": settings,
         "machine": {"usable_cores": cores, "cpus": len(os.sched_getaffinity(0)),
                     "hostname": os.uname().nodename, "cpu_model": cpu_model()},
         "order": [],
@@ -382,98 +398,82 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                  for a in arm_list},
     }
 
-    tuned_cache = os.path.join(out_dir, "graphi_cache")
-    tune_error = None
-    if any(a.cache == "tuned" for a in arm_list):
-        shutil.rmtree(tuned_cache, ignore_errors=True)
-        os.makedirs(tuned_cache)
-        env = dict(base_env, GRAPHI_CACHE_DIR=tuned_cache)
-        rec = run_process(python, ["--role", "tune", "--executor", "GRAPHI", *common,
-                                   "--warmup", str(tune_warmup), "--steps", str(tune_steps)], env, timeout)
-        result = rec["result"] or {}
-        raw["tune"] = {"ok": rec["ok"], "cache_dir": tuned_cache, "wall_s": rec.get("wall_s"),
-                       "error": rec["error"], "stderr_tail": rec["stderr_tail"], "result": result.get("tune"),
-                       "cache_entries": result.get("cache_entries_at_end")}
-        if rec["ok"]:
-            best = (result.get("tune") or {}).get("best")
-            what = f"best {best[0]}x{best[1]}" if isinstance(best, (list, tuple)) and len(best) == 2 else "done"
-            _log(f"[tune] {what}, cached in {tuned_cache} ({rec['wall_s']:.1f} s)")
-        else:
-            tune_error = f"the tuning run failed: {rec['error']}"
-            _log(f"[tune] FAILED: {rec['error']}")
 
-    for r in range(repeats):
-        shift = r % len(arm_list)
-        order = arm_list[shift:] + arm_list[:shift]
-        raw["order"].append([a.name for a in order])
-        for arm in order:
-            record: Dict[str, Any] = {"round": r}
-            if arm.cache == "tuned" and tune_error:
-                record.update(ok=False, error=tune_error, stderr_tail=raw["tune"]["stderr_tail"])
-                raw["arms"][arm.name]["rounds"].append(record)
-                _log(f"[round {r + 1}/{repeats}] {arm.name}: FAILED ({tune_error})")
-                continue
-            argv = ["--role", "arm", "--executor", arm.executor, *common,
-                    "--warmup", str(warmup), "--steps", str(steps)]
-            if arm.name == _arms.GRAPHI_AUTO and settle_autotune > 0:
-                argv += ["--settle-autotune", str(settle_autotune)]
-            if arm.inter_op is not None:
-                argv += ["--inter", str(arm.inter_op)]
-            if arm.intra_op is not None:
-                argv += ["--intra", str(arm.intra_op)]
-            if arm.cache == "tuned":
-                argv += ["--expect-source", "cache"]
-                env = dict(base_env, **dict(arm.env), GRAPHI_CACHE_DIR=tuned_cache)
-                rec = run_process(python, argv, env, timeout)
-            else:
-                # A new empty cache for this process alone: nothing an earlier process cached
-                # (graphi_auto's online tuning caches what it adopts) reaches this one.
-                with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
-                    env = dict(base_env, **dict(arm.env), GRAPHI_CACHE_DIR=empty)
-                    rec = run_process(python, argv, env, timeout)
-            result = rec["result"] or {}
-            record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
-                          stderr_tail=rec["stderr_tail"], argv=rec["argv"],
-                          env={k: v for k, v in env.items() if k.startswith("GRAPHI_")},
-                          step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
-                          examples_per_step=result.get("examples_per_step"),
-                          graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
-                          autotune=result.get("autotune"), proof=result.get("proof"),
-                          autotune_settle=result.get("autotune_settle"),
-                          cache_dir=result.get("cache_dir"),
-                          cache_entries_at_start=result.get("cache_entries_at_start"),
-                          cache_entries_at_end=result.get("cache_entries_at_end"))
-            raw["arms"][arm.name]["rounds"].append(record)
-            if rec["ok"]:
-                times = sorted(record["step_times_ms"])
-                status = f"median {times[len(times) // 2]:.3f} ms"
-                autotune = record["autotune"]
-                if isinstance(autotune, dict):
-                    chosen = autotune.get("chosen")
-                    status += (f", autotune {autotune.get('state')}"
-                               + (f" {chosen[0]}x{chosen[1]}" if isinstance(chosen, list) and len(chosen) == 2
-                                  else ""))
-                settle = record["autotune_settle"]
-                if isinstance(settle, dict) and settle.get("steps"):
-                    status += f" after {settle['steps']} more warm-up steps"
-            else:
-                status = f"FAILED ({rec['error']})"
-            _log(f"[round {r + 1}/{repeats}] {arm.name}: {status} ({rec.get('wall_s', 0):.1f} s)")
-
-    if trace_steps > 0:
-        raw["bound"] = _measure_bound(python, common, base_env, warmup, steps, trace_steps, cores, timeout)
-
-    doc = _report.build_report(raw)
-    write_outputs(doc, out_dir, png=png)
-    return doc
+def _tuning_run(runner: _Runner, tune_warmup: int, tune_steps: int) -> Dict[str, Any]:
+    """``graphi_tf.tune`` in a worker, caching its outcome in a new ``runner.tuned_cache``."""
+    shutil.rmtree(runner.tuned_cache, ignore_errors=True)
+    os.makedirs(runner.tuned_cache)
+    rec = runner.run("tune", "GRAPHI", ["--warmup", str(tune_warmup), "--steps", str(tune_steps)],
+                     {"GRAPHI_CACHE_DIR": runner.tuned_cache})
+    result = rec["result"] or {}
+    if rec["ok"]:
+        best = (result.get("tune") or {}).get("best")
+        what = f"best {best[0]}x{best[1]}" if isinstance(best, (list, tuple)) and len(best) == 2 else "done"
+        _log(f"[tune] {what}, cached in {runner.tuned_cache} ({rec['wall_s']:.1f} s)")
+    else:
+        _log(f"[tune] FAILED: {rec['error']}")
+    return {"ok": rec["ok"], "cache_dir": runner.tuned_cache, "wall_s": rec.get("wall_s"),
+            "error": rec["error"], "stderr_tail": rec["stderr_tail"], "result": result.get("tune"),
+            "cache_entries": result.get("cache_entries_at_end")}
 
 
-def _run_reference(python: str, common: List[str], base_env: Dict[str, str], warmup: int, steps: int,
-                   trace_steps: int, intra: int, timeout: float) -> Dict[str, Any]:
-    argv = ["--role", "reference", "--executor", "DEFAULT", "--inter", "1", "--intra", str(intra), *common,
-            "--warmup", str(min(warmup, 20)), "--steps", str(steps), "--trace-steps", str(trace_steps)]
-    with tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_") as empty:
-        rec = run_process(python, argv, dict(base_env, GRAPHI_CACHE_DIR=empty), timeout)
+def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_error: Optional[str],
+               tune: Optional[Dict[str, Any]], settle_autotune: int = 0) -> Dict[str, Any]:
+    """One process of ``arm`` in round ``r``; returns its round record."""
+    record: Dict[str, Any] = {"round": r}
+    if arm.cache == "tuned" and tune_error:
+        record.update(ok=False, error=tune_error, stderr_tail=(tune or {}).get("stderr_tail"))
+        return record
+    argv = ["--warmup", str(warmup), "--steps", str(steps)]
+    if arm.name == _arms.GRAPHI_AUTO and settle_autotune > 0:
+        argv += ["--settle-autotune", str(settle_autotune)]
+    if arm.inter_op is not None:
+        argv += ["--inter", str(arm.inter_op)]
+    if arm.intra_op is not None:
+        argv += ["--intra", str(arm.intra_op)]
+    if arm.cache == "tuned":
+        env = dict(arm.env, GRAPHI_CACHE_DIR=runner.tuned_cache)
+        rec = runner.run("arm", arm.executor, argv + ["--expect-source", "cache"], env)
+    else:
+        rec, env = runner.run_with_empty_cache("arm", arm.executor, argv, dict(arm.env))
+    result = rec["result"] or {}
+    record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
+                  stderr_tail=rec["stderr_tail"], argv=rec["argv"],
+                  env={k: v for k, v in env.items() if k.startswith("GRAPHI_")},
+                  step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
+                  examples_per_step=result.get("examples_per_step"),
+                  graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
+                  autotune=result.get("autotune"), proof=result.get("proof"),
+                  autotune_settle=result.get("autotune_settle"), cache_dir=result.get("cache_dir"),
+                  cache_entries_at_start=result.get("cache_entries_at_start"),
+                  cache_entries_at_end=result.get("cache_entries_at_end"))
+    return record
+
+
+def _round_status(record: Dict[str, Any]) -> str:
+    """The progress-log text of one round record."""
+    if not record["ok"]:
+        if "wall_s" not in record:  # never started: the tuning run it needs failed
+            return f"FAILED ({record['error']})"
+        return f"FAILED ({record['error']}) ({record['wall_s'] or 0:.1f} s)"
+    status = f"median {stepstats.median(record['step_times_ms']):.3f} ms"
+    autotune = record["autotune"]
+    if isinstance(autotune, dict):
+        chosen = autotune.get("chosen")
+        status += (f", autotune {autotune.get('state')}"
+                   + (f" {chosen[0]}x{chosen[1]}" if isinstance(chosen, list) and len(chosen) == 2 else ""))
+    settle = record.get("autotune_settle")
+    if isinstance(settle, dict) and settle.get("steps"):
+        status += f" after {settle['steps']} more warm-up steps"
+    return f"{status} ({record['wall_s'] or 0:.1f} s)"
+
+
+def _reference_run(runner: _Runner, warmup: int, steps: int, trace_steps: int, intra: int) -> Dict[str, Any]:
+    """One physical-limit process: DEFAULT, inter=1 (one op at a time), ``intra`` intra-op
+    threads, ``trace_steps`` FULL_TRACE steps."""
+    argv = ["--inter", "1", "--intra", str(intra), "--warmup", str(warmup), "--steps", str(steps),
+            "--trace-steps", str(trace_steps)]
+    rec, _ = runner.run_with_empty_cache("reference", "DEFAULT", argv, {})
     if rec["ok"]:
         _log(f"[reference inter=1 intra={intra}] ok ({rec['wall_s']:.1f} s)")
     else:
@@ -481,13 +481,12 @@ def _run_reference(python: str, common: List[str], base_env: Dict[str, str], war
     return rec
 
 
-def _measure_bound(python: str, common: List[str], base_env: Dict[str, str], warmup: int, steps: int,
-                   trace_steps: int, cores: int, timeout: float) -> Dict[str, Any]:
+def _measure_bound(runner: _Runner, warmup: int, steps: int, trace_steps: int, cores: int) -> Dict[str, Any]:
     """The raw physical limit LB = max(CP, W / cores), from FULL_TRACE steps of DEFAULT runs
     with one op at a time (inter=1): W from intra=1 (each op's single-core work), CP from
     intra=cores (each op as fast as the whole machine runs it alone). A CP of single-core op
     times would overstate the limit of ops that run in parallel internally."""
-    work = _run_reference(python, common, base_env, warmup, steps, trace_steps, 1, timeout)
+    work = _reference_run(runner, warmup, steps, trace_steps, 1)
     if not work["ok"]:
         return {"error": work["error"], "stderr_tail": work["stderr_tail"]}
     res = work["result"]
@@ -495,7 +494,7 @@ def _measure_bound(python: str, common: List[str], base_env: Dict[str, str], war
                                       "nodes", "note")}
     bound["critical_path_intra"] = 1
     if cores > 1:
-        path = _run_reference(python, common, base_env, warmup, steps, trace_steps, cores, timeout)
+        path = _reference_run(runner, warmup, steps, trace_steps, cores)
         if not path["ok"]:
             return {"error": f"the critical-path reference (intra={cores}) failed: {path['error']}",
                     "stderr_tail": path["stderr_tail"]}
@@ -505,6 +504,28 @@ def _measure_bound(python: str, common: List[str], base_env: Dict[str, str], war
         bound.update(critical_path_1thread_ms=bound["critical_path_ms"], critical_path_intra=cores,
                      critical_path_ms=[min(c, untraced) if untraced else c for c in cps])
     return bound
+
+
+def cpu_model() -> Optional[str]:
+    """The processor, as a report names it: /proc/cpuinfo's model name and its widest vector
+    units (e.g. "AMD EPYC (AVX2)", "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz (AVX-512, AMX)");
+    None where /proc/cpuinfo is unreadable."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return None
+    name, flags = None, set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and name is None:
+            name = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    units = [label for flag, label in (("avx512f", "AVX-512"), ("amx_tile", "AMX")) if flag in flags]
+    if not units and "avx2" in flags:
+        units = ["AVX2"]
+    return f"{name or 'unknown CPU'}" + (f" ({', '.join(units)})" if units else "")
 
 
 def write_outputs(doc: Dict[str, Any], out_dir: str, *, png: bool = True) -> Dict[str, str]:
@@ -528,20 +549,18 @@ def default_out_dir(case: Case) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``graphi-tf ab``: runs the comparison, prints the table, writes the files."""
-    case = Case(model=args.model, size=args.size, mode=args.mode, script=args.script, seed=args.seed)
-    if case.script and not os.path.isfile(case.script):
-        sys.stderr.write(f"graphi-tf: error: script {case.script!r} does not exist\n")
-        return 2
+    case = Case.from_args(args)
     out_dir = args.out_dir or default_out_dir(case)
     try:
+        if case.script:
+            cli_common.check_script(case.script)
         doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
                      tune_steps=args.tune_steps, trace_steps=args.trace_steps,
                      settle_autotune=args.settle_autotune, timeout=args.timeout,
                      python=args.python, png=not args.no_png, env_arms=args.graphi_env)
-    except ValueError as e:
-        sys.stderr.write(f"graphi-tf: error: {e}\n")
-        return 2
+    except (cli_common.UsageError, ValueError) as e:
+        return cli_common.error(str(e))
     print(_report.render_terminal(doc))
     print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + ("" if args.no_png else ", ab.png"))
     return 0 if any(a["status"] != "failed" for a in doc["arms"].values()) else 1
@@ -549,7 +568,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m graphi_tf.ab`` / tools/ab.py: the same as ``graphi-tf ab``."""
-    parser = argparse.ArgumentParser(prog="graphi-tf ab", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=f"{cli_common.PROG} ab", description=__doc__.split("\n\n")[0],
                                      epilog=_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)

@@ -16,6 +16,7 @@ from typing import Dict, Mapping, Optional, Tuple
 
 STOCK_DEFAULT = "stock_default"
 STOCK_BEST = "stock_best"
+SINGLE_THREADED = "single_threaded"
 GRAPHI_AUTO = "graphi_auto"
 GRAPHI_UNTUNED = "graphi_untuned"
 GRAPHI_TUNED = "graphi_tuned"
@@ -60,7 +61,7 @@ ARMS: Tuple[ArmSpec, ...] = (
             "DEFAULT executor over a sweep of inter_op, intra_op in the powers of two up to the usable cores; "
             "every point is its own arm (stock_i2_a1, ...) and the report names the best by median",
             "DEFAULT", sweep=True, color="tab:cyan"),
-    ArmSpec("single_threaded", "stock single-threaded", "SINGLE_THREADED_EXECUTOR", "SINGLE_THREADED_EXECUTOR",
+    ArmSpec(SINGLE_THREADED, "stock single-threaded", "SINGLE_THREADED_EXECUTOR", "SINGLE_THREADED_EXECUTOR",
             color="tab:gray"),
     ArmSpec(GRAPHI_AUTO, "GRAPHI auto",
             "GRAPHI as an unchanged model gets it on its first run: a new empty cache for every process, no "

@@ -22,6 +22,7 @@ import warnings
 from typing import Any, List, Mapping, Optional
 
 from graphi_tf import cache as _cache
+from graphi_tf import stepstats
 
 # How often the persister looks for new decisions.
 _POLL_S = 0.5
@@ -74,7 +75,7 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
     for setting in order:
         values = [r[setting] for r in rounds if setting in r]
         if values:
-            medians[setting] = sorted(values)[len(values) // 2]
+            medians[setting] = stepstats.median(values)
     try:
         profile = native.graph_profile(signature)
     except KeyError:

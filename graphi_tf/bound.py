@@ -9,11 +9,13 @@ graphs:
 Efficiency of a measured step = LB / step time.
 
 Pure Python on the RunMetadata protobuf's fields (no TensorFlow import), so the math is
-testable on hand-built stand-ins. ``tools/step_bound.py`` re-exports this module.
+testable on hand-built stand-ins. The path and bound maths are ``graphi_tf.stepstats``'s.
 """
 from __future__ import annotations
 
 from typing import Dict, Iterable, List
+
+from graphi_tf import stepstats
 
 __all__ = ["critical_path_us", "lower_bound", "node_times_us", "predecessors"]
 
@@ -49,41 +51,21 @@ def predecessors(run_metadata) -> Dict[str, List[str]]:
 
 
 def critical_path_us(times: Dict[str, float], preds: Dict[str, Iterable[str]]) -> float:
-    """Longest path through `preds` (a DAG) with node weights `times`."""
-    finish: Dict[str, float] = {}
-    nodes = set(times) | set(preds)
-    for start in nodes:
-        if start in finish:
-            continue
-        stack = [(start, False)]
-        while stack:
-            name, expanded = stack.pop()
-            if name in finish:
-                continue
-            if expanded:
-                best = max((finish.get(p, 0.0) for p in preds.get(name, ())), default=0.0)
-                finish[name] = best + times.get(name, 0.0)
-                continue
-            stack.append((name, True))
-            for p in preds.get(name, ()):
-                if p not in finish:
-                    stack.append((p, False))
-    return max(finish.values(), default=0.0)
+    """Longest path through `preds` (a DAG) with node weights `times` (``stepstats.critical_path``)."""
+    return stepstats.critical_path_by_name(times, preds)
 
 
 def lower_bound(run_metadata, cores: int) -> Dict[str, float]:
-    """Returns {"work_ms", "critical_path_ms", "lower_bound_ms", "nodes"}."""
+    """Returns {"work_ms", "critical_path_ms", "lower_bound_ms", "nodes"}.
+
+    Raises ValueError unless ``cores`` is a whole number >= 1 (``stepstats.lower_bound``).
+    """
     times = node_times_us(run_metadata)
     work = sum(times.values())
     cp = critical_path_us(times, predecessors(run_metadata))
     return {
         "work_ms": work / 1e3,
         "critical_path_ms": cp / 1e3,
-        "lower_bound_ms": max(cp, work / max(1, cores)) / 1e3,
+        "lower_bound_ms": stepstats.lower_bound(work, cp, cores) / 1e3,
         "nodes": len(times),
     }
-
-
-# Old private names (tools/step_bound.py had them).
-_node_times_us = node_times_us
-_edges = predecessors

@@ -644,8 +644,6 @@ def apply_cached_entries(native: Any = None, directory: Optional[pathlib.Path] =
         from graphi_tf import _loader
 
         native = _loader.native()
-    if not hasattr(native, "adopt_setting"):
-        return 0  # a native library without the profiler API
     try:
         directory = directory if directory is not None else cache_dir()
     except RuntimeError as e:  # no home directory to put ~/.cache in

@@ -14,22 +14,19 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
-import os
 import sys
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
+from graphi_tf import ab as _ab
+from graphi_tf import cli_common
 from graphi_tf import decision as _decision
-from graphi_tf import models as _models
+from graphi_tf import trace as _trace
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.tune import DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_WARMUP, DISCARD_STEPS_PER_VISIT
 
-MODELS = _models.MODELS
-SIZES = _models.SIZES
-MODES = _models.MODES
-# --model lstm only: flag -> hparam of graphi_tf.models.lstm (overriding the --size's).
-LSTM_FLAGS = (("batch", "batch"), ("hidden", "hidden"), ("layers", "layers"), ("time-steps", "time_steps"))
+SUBCOMMAND_MODULES = (_trace, _ab)
+"""Subcommands with their own module (``add_parser`` / ``run``); info, cache and tune are here."""
 
 
 def _parse_settings(text: str) -> List[tuple]:
@@ -47,12 +44,24 @@ def _parse_settings(text: str) -> List[tuple]:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="graphi-tf", description="GRAPHI executor for TensorFlow.")
+    parser = argparse.ArgumentParser(prog=cli_common.PROG, description="GRAPHI executor for TensorFlow.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info", help="versions, usable cores, tiles and the team layout in force")
+    _add_info_parser(sub)
+    _add_cache_parser(sub)
+    _add_tune_parser(sub)
+    for module in SUBCOMMAND_MODULES:
+        module.add_parser(sub)
+    return parser
 
-    cache = sub.add_parser("cache", help="the per-graph tuning cache",
-                           description="The per-graph tuning cache (see docs/tuning.md).")
+
+def _add_info_parser(sub: Any) -> argparse.ArgumentParser:
+    return cli_common.add_subcommand(sub, "info", _info_command,
+                                     help="versions, usable cores, tiles and the team layout in force")
+
+
+def _add_cache_parser(sub: Any) -> argparse.ArgumentParser:
+    cache = cli_common.add_subcommand(sub, "cache", _cache_command, help="the per-graph tuning cache",
+                                      description="The per-graph tuning cache (see docs/tuning.md).")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     listing = cache_sub.add_parser("list", help="list entries: key, signature, setting, median, created")
     listing.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
@@ -60,17 +69,18 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument("key", help="entry key (or a unique prefix of one)")
     show.add_argument("--json", action="store_true", help="print the entry file's JSON instead")
     cache_sub.add_parser("clear", help="remove every entry")
+    return cache
 
-    tune = sub.add_parser(
-        "tune", help="time a step under every team layout; adopt one only if it beats the default",
+
+def _add_tune_parser(sub: Any) -> argparse.ArgumentParser:
+    tune = cli_common.add_subcommand(
+        sub, "tune", _tune_command,
+        help="time a step under every team layout; adopt one only if it beats the default",
         description="Time a training step under every symmetric team layout that fits this "
                     "machine, in interleaved rounds, and adopt a layout only if it beats the "
                     "default by more than its spread (else keep the default); apply and cache "
                     "the outcome with its evidence for the step's graphs (docs/tuning.md).")
-    what = tune.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", choices=MODELS, help="a bundled model (graphi_tf.models; docs/models.md)")
-    what.add_argument("--script", metavar="FILE.py",
-                      help="a Python file defining build_step() that returns a zero-argument step callable")
+    cli_common.add_case_arguments(tune, lstm_flags=True)
     tune.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
                       help=f"untimed steps on each setting's first visit (default {DEFAULT_WARMUP})")
     tune.add_argument("--rounds", type=_int_at_least(_decision.MIN_ROUNDS_TO_ADOPT), default=DEFAULT_ROUNDS,
@@ -85,23 +95,19 @@ def _build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--no-cache", action="store_true", help="do not write cache entries")
     tune.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     tune.add_argument("--json", action="store_true", help="print the result as JSON")
-    tune.add_argument("--size", choices=SIZES, default="small", help="--model: its size (default small)")
-    tune.add_argument("--mode", choices=MODES, default="graph",
-                      help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
-    for flag, _ in LSTM_FLAGS:
-        tune.add_argument(f"--{flag}", type=_int_at_least(1), default=None,
-                          help=f"--model lstm only: {flag.replace('-', ' ')} (default: the --size's)")
-    from graphi_tf import ab
-    from graphi_tf import trace as _trace
-
-    ab.add_parser(sub)
-    _trace.add_parser(sub)
-    return parser
+    return tune
 
 
-def _error(message: str, code: int = 2) -> int:
-    sys.stderr.write(f"graphi-tf: error: {message}\n")
-    return code
+def _print_json(value: Any, **kwargs: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, **kwargs)
+    sys.stdout.write("\n")
+
+
+def _info_command(args: argparse.Namespace) -> int:
+    import graphi_tf
+
+    _print_json(graphi_tf.info())
+    return 0
 
 
 def _format_created(unix: float) -> str:
@@ -111,62 +117,66 @@ def _format_created(unix: float) -> str:
 def _cache_command(args: argparse.Namespace) -> int:
     from graphi_tf import cache
 
-    directory = cache.cache_dir()
-    if args.cache_command == "list":
-        import graphi_tf
+    run = {"list": _cache_list, "show": _cache_show, "clear": _cache_clear}[args.cache_command]
+    return run(cache, cache.cache_dir(), args)
 
-        info = graphi_tf.info()
-        rows = []
-        for entry in cache.list_entries(directory):
-            s = entry.setting
-            rows.append({
-                "key": entry.key,
-                "signature": entry.signature,
-                "setting": f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip(),
-                "executors": s["executors"],
-                "threads_per_executor": s["threads_per_executor"],
-                "policy": s["policy"],
-                "median_step_ms": entry.median_step_ms,
-                "created_unix": entry.created_unix,
-                "created": _format_created(entry.created_unix),
-                "status": cache.entry_status(entry, info),
-                "path": str(cache.entry_path(entry.key, directory)),
-            })
-        if args.json:
-            json.dump(rows, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-            return 0
-        print(f"cache: {directory} ({len(rows)} entr{'y' if len(rows) == 1 else 'ies'})")
-        if rows:
-            cols = ("key", "signature", "setting", "median", "created", "status")
-            cells = [(r["key"], r["signature"], r["setting"], f"{r['median_step_ms']:.3f} ms",
-                      r["created"], r["status"]) for r in rows]
-            widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
-            print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
-            for x in cells:
-                print("  ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip())
+
+def _cache_list(cache: Any, directory: Any, args: argparse.Namespace) -> int:
+    import graphi_tf
+
+    info = graphi_tf.info()
+    rows = []
+    for entry in cache.list_entries(directory):
+        s = entry.setting
+        rows.append({
+            "key": entry.key,
+            "signature": entry.signature,
+            "setting": f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip(),
+            "executors": s["executors"],
+            "threads_per_executor": s["threads_per_executor"],
+            "policy": s["policy"],
+            "median_step_ms": entry.median_step_ms,
+            "created_unix": entry.created_unix,
+            "created": _format_created(entry.created_unix),
+            "status": cache.entry_status(entry, info),
+            "path": str(cache.entry_path(entry.key, directory)),
+        })
+    if args.json:
+        _print_json(rows)
         return 0
-    if args.cache_command == "show":
-        matches = cache.find_entry(args.key, directory)
-        if not matches:
-            return _error(f"no cache entry {args.key!r} in {directory}")
-        if len(matches) > 1:
-            names = ", ".join(p.stem for p in matches)
-            return _error(f"cache key prefix {args.key!r} is ambiguous: {names}")
-        entry = cache.read_entry(matches[0])
-        if entry is None:
-            return _error(f"cache entry {matches[0]} is not valid (see the warning above)", 1)
-        if args.json:
-            json.dump(entry.to_dict(), sys.stdout, indent=2, sort_keys=True)
-            sys.stdout.write("\n")
-        else:
-            print(_format_entry(entry, matches[0]))
-        return 0
-    if args.cache_command == "clear":
-        removed = cache.clear(directory)
-        print(f"removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {directory}")
-        return 0
-    raise AssertionError(args.cache_command)  # argparse allows nothing else
+    print(f"cache: {directory} ({len(rows)} entr{'y' if len(rows) == 1 else 'ies'})")
+    if rows:
+        cols = ("key", "signature", "setting", "median", "created", "status")
+        cells = [(r["key"], r["signature"], r["setting"], f"{r['median_step_ms']:.3f} ms",
+                  r["created"], r["status"]) for r in rows]
+        widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
+        print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
+        for x in cells:
+            print("  ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip())
+    return 0
+
+
+def _cache_show(cache: Any, directory: Any, args: argparse.Namespace) -> int:
+    matches = cache.find_entry(args.key, directory)
+    if not matches:
+        return cli_common.error(f"no cache entry {args.key!r} in {directory}")
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches)
+        return cli_common.error(f"cache key prefix {args.key!r} is ambiguous: {names}")
+    entry = cache.read_entry(matches[0])
+    if entry is None:
+        return cli_common.error(f"cache entry {matches[0]} is not valid (see the warning above)", 1)
+    if args.json:
+        _print_json(entry.to_dict(), sort_keys=True)
+    else:
+        print(_format_entry(entry, matches[0]))
+    return 0
+
+
+def _cache_clear(cache: Any, directory: Any, args: argparse.Namespace) -> int:
+    removed = cache.clear(directory)
+    print(f"removed {removed} cache entr{'y' if removed == 1 else 'ies'} from {directory}")
+    return 0
 
 
 def _format_entry(entry: Any, path: Any) -> str:
@@ -229,87 +239,26 @@ def _format_rounds(decision: Any) -> List[str]:
     return out
 
 
-def _load_script_step(path: str) -> Callable[[], Any]:
-    if not os.path.isfile(path):
-        raise _UsageError(f"script {path!r} does not exist")
-    spec = importlib.util.spec_from_file_location("graphi_tf_user_step", path)
-    if spec is None or spec.loader is None:
-        raise _UsageError(f"cannot load {path!r} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    script_dir = os.path.dirname(os.path.abspath(path))
-    sys.path.insert(0, script_dir)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if script_dir in sys.path:
-            sys.path.remove(script_dir)
-    build = getattr(module, "build_step", None)
-    if not callable(build):
-        raise _UsageError(f"script {path!r} defines no build_step() (a function returning a zero-argument step callable)")
-    step = build()
-    if not callable(step):
-        raise _UsageError(f"build_step() in {path!r} returned {type(step).__name__}, not a callable")
-    return step
-
-
-class _UsageError(Exception):
-    pass
-
-
-def _build_model_step(args: argparse.Namespace) -> Any:
-    overrides = {hparam: getattr(args, flag.replace("-", "_")) for flag, hparam in LSTM_FLAGS
-                 if getattr(args, flag.replace("-", "_")) is not None}
-    if overrides and args.model != "lstm":
-        flags = ", ".join(f"--{flag}" for flag, hparam in LSTM_FLAGS if hparam in overrides)
-        raise _UsageError(f"{flags}: for --model lstm only, not --model {args.model}")
-    if "hidden" in overrides:
-        overrides["input_size"] = overrides["hidden"]
-    try:
-        return _models.build_step(args.model, size=args.size, mode=args.mode, executor="GRAPHI", **overrides)
-    except ValueError as e:
-        raise _UsageError(str(e)) from None
-
-
 def _tune_command(args: argparse.Namespace) -> int:
     import graphi_tf  # noqa: F401  (loads the native library, applies cached entries)
     from graphi_tf.tune import TuneArgumentError, tune
 
     try:
-        if args.model is not None:
-            step = _build_model_step(args)
-        else:
-            step = _load_script_step(args.script)
+        step = cli_common.build_step(cli_common.Case.from_args(args))
         result = tune(step, warmup=args.warmup, rounds=args.rounds, steps=args.steps, settings=args.settings,
                       policy=args.policy, write_cache=not args.no_cache, progress=not args.no_progress)
-    except (_UsageError, TuneArgumentError) as e:
-        return _error(str(e))
+    except (cli_common.UsageError, TuneArgumentError) as e:
+        return cli_common.error(str(e))
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json(result.to_dict())
     else:
         print(result)
     return 0
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _build_parser().parse_args(argv)
-    if args.command == "info":
-        import graphi_tf
-
-        json.dump(graphi_tf.info(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    if args.command == "cache":
-        return _cache_command(args)
-    if args.command == "tune":
-        return _tune_command(args)
-    if args.command == "trace":
-        return args.handler(args)
-    if args.command == "ab":
-        from graphi_tf import ab
-
-        return ab.run(args)
-    raise AssertionError(args.command)  # argparse allows nothing else
+    """``graphi-tf``: parses ``argv`` (default ``sys.argv[1:]``) and runs the subcommand."""
+    return cli_common.dispatch(_build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

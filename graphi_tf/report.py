@@ -86,14 +86,13 @@ from __future__ import annotations
 import copy
 import json
 import math
-import statistics
 import time
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from graphi_tf import arms as _arms
 from graphi_tf.arms import STOCK_BEST, STOCK_DEFAULT
-# Re-exported: the sweep arm names were defined here before graphi_tf.arms held the table.
-from graphi_tf.arms import parse_sweep_arm, sweep_arm_name  # noqa: F401
+from graphi_tf.stepstats import lower_bound as lower_bound_ms  # LB in ms here
+from graphi_tf.stepstats import median
 
 SCHEMA_VERSION = 1
 SPREAD_TEXT = "median of per-round ratios ± half their range"
@@ -146,10 +145,10 @@ def summarize_times(rounds: Sequence[Optional[Sequence[float]]]) -> Dict[str, An
             round_medians.append(None)
             continue
         all_steps.extend(float(t) for t in times)
-        round_medians.append(statistics.median(times))
+        round_medians.append(median(times))
     ok = sum(1 for m in round_medians if m is not None)
     return {
-        "median_ms": statistics.median(all_steps) if all_steps else None,
+        "median_ms": median(all_steps) if all_steps else None,
         "p25_ms": percentile(all_steps, 0.25),
         "p75_ms": percentile(all_steps, 0.75),
         "min_ms": min(all_steps) if all_steps else None,
@@ -181,7 +180,7 @@ def speedup(x_round_medians: Sequence[Optional[float]],
     if not ratios:
         return {"ratio": None, "spread": None, "round_ratios": [], "rounds": 0}
     return {
-        "ratio": statistics.median(ratios),
+        "ratio": median(ratios),
         "spread": (max(ratios) - min(ratios)) / 2.0,
         "round_ratios": ratios,
         "rounds": len(ratios),
@@ -195,13 +194,6 @@ def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any]) -> str:
     n = sp["rounds"]
     rounds = f"{n} round{'s' if n != 1 else ''}"
     return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} times as fast as {y_label} ({rounds})"
-
-
-def lower_bound_ms(work_ms: float, critical_path_ms: float, cores: int) -> float:
-    """LB = max(CP, W / cores)."""
-    if cores < 1:
-        raise ValueError(f"cores={cores!r} is invalid; allowed: a whole number >= 1")
-    return max(float(critical_path_ms), float(work_ms) / cores)
 
 
 def physical_limit(traced_work_ms: Sequence[float], critical_path_ms: Sequence[float], cores: int,
@@ -252,6 +244,10 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
     "proof", "error", "stderr_tail", "wall_s"}) and "bound": None (not measured), or
     {"error": ...}, or {"traced_work_ms": [...], "critical_path_ms": [...], "cores",
     "untraced_step_ms", "nodes"}.
+
+    The stages: the physical limit (``_bound_entry``), each arm's statistics
+    (``_arm_entry``), stock best (``_stock_best``), the speedups and headlines
+    (``_comparisons``) and the lead lines (``_lead_lines``).
     """
     doc: Dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -264,9 +260,22 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
         "whiskers": WHISKERS_TEXT,
         "order": copy.deepcopy(raw.get("order", [])),
         "tune": copy.deepcopy(raw.get("tune")),
+        "bound": _bound_entry(raw.get("bound")),
     }
+    raw_arms = raw.get("arms", {})
+    for key in ("examples_per_step", "graph_nodes"):  # the first arm's that has it
+        doc[key] = next((v for v in (_first_ok(a.get("rounds", []), key) for a in raw_arms.values())
+                         if v is not None), None)
+    arms = {name: _arm_entry(name, arm, doc["bound"]["lower_bound_ms"]) for name, arm in raw_arms.items()}
+    doc["arms"] = arms
+    doc["stock_best"] = _stock_best(arms)
+    doc["speedups"], doc["headlines"] = _comparisons(arms, doc["stock_best"])
+    doc["lead_arm"], doc["lead"] = _lead_lines(arms, doc["stock_best"], doc["speedups"])
+    return doc
 
-    bound_raw = raw.get("bound")
+
+def _bound_entry(bound_raw: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The report's "bound": the physical limit of the reference process, or why there is none."""
     if bound_raw is None:
         bound = {"status": "skipped", "error": None}
     elif bound_raw.get("error") or not bound_raw.get("traced_work_ms"):
@@ -281,74 +290,71 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
     for key in ("work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
                 "lower_bound_ms", "cores", "nodes", "traced_steps", "note", "critical_path_intra"):
         bound.setdefault(key, None)
-    doc["bound"] = bound
-    lb = bound["lower_bound_ms"]
+    return bound
 
-    arms: Dict[str, Dict[str, Any]] = {}
-    examples = graph_nodes = None
-    for name, arm in raw.get("arms", {}).items():
-        rounds = copy.deepcopy(arm.get("rounds", []))
-        for r in rounds:
-            times = r.get("step_times_ms") if r.get("ok") else None
-            r["median_ms"] = statistics.median(times) if times else None
-            r.setdefault("error", None)
-            r.setdefault("stderr_tail", None)
-        stats = summarize_times([r.get("step_times_ms") if r.get("ok") else None for r in rounds])
-        failed = [r for r in rounds if not r.get("ok")]
-        status = "ok" if not failed else ("failed" if stats["ok_rounds"] == 0 else "partial")
-        eps = _first_ok(rounds, "examples_per_step")
-        nodes = _first_ok(rounds, "graph_nodes")
-        examples = examples if examples is not None else eps
-        graph_nodes = graph_nodes if graph_nodes is not None else nodes
-        spec = _arms.spec(name)
-        env = dict(arm.get("env") or {})
-        custom = spec is None and not arm.get("sweep") and arm.get("executor") == "GRAPHI"
-        if spec is not None or _arms.parse_sweep_arm(name) is not None or custom:
-            description = _arms.describe(name, env)
-        else:  # an arm this graphi_tf does not know (an older or newer report)
-            description = arm.get("description", "")
-        entry = {
-            "label": arm_label(name),
-            "description": description,
-            "executor": arm.get("executor"),
-            "inter_op": arm.get("inter_op"),
-            "intra_op": arm.get("intra_op"),
-            "sweep": bool(arm.get("sweep", False)),
-            "env": env,
-            "custom": custom,
-            "status": status,
-            "error": failed[-1].get("error") if failed else None,
-            "stderr_tail": failed[-1].get("stderr_tail") if failed else None,
-            **stats,
-            "examples_per_s": examples_per_second(eps, stats["median_ms"]),
-            "efficiency": efficiency(lb, stats["median_ms"]),
-            "speedup_vs_stock_default": None,
-            "setting": _first_ok(rounds, "setting"),
-            "autotune": [r.get("autotune") if r.get("ok") else None for r in rounds],
-            "autotune_settle": [r.get("autotune_settle") if r.get("ok") else None for r in rounds],
-            "proof": _first_ok(rounds, "proof"),
-            "rounds": rounds,
-        }
-        arms[name] = entry
-    doc["examples_per_step"] = examples
-    doc["graph_nodes"] = graph_nodes
-    doc["arms"] = arms
 
+def _arm_entry(name: str, arm: Dict[str, Any], lb: Optional[float]) -> Dict[str, Any]:
+    """One arm of the report from its raw rounds (``lb``: the physical limit, ms, or None)."""
+    rounds = copy.deepcopy(arm.get("rounds", []))
+    for r in rounds:
+        times = r.get("step_times_ms") if r.get("ok") else None
+        r["median_ms"] = median(times) if times else None
+        r.setdefault("error", None)
+        r.setdefault("stderr_tail", None)
+    stats = summarize_times([r.get("step_times_ms") if r.get("ok") else None for r in rounds])
+    failed = [r for r in rounds if not r.get("ok")]
+    env = dict(arm.get("env") or {})
+    custom = _arms.spec(name) is None and not arm.get("sweep") and arm.get("executor") == "GRAPHI"
+    if _arms.spec(name) is not None or _arms.parse_sweep_arm(name) is not None or custom:
+        description = _arms.describe(name, env)
+    else:  # an arm this graphi_tf does not know (an older or newer report)
+        description = arm.get("description", "")
+    eps = _first_ok(rounds, "examples_per_step")
+    return {
+        "label": arm_label(name),
+        "description": description,
+        "executor": arm.get("executor"),
+        "inter_op": arm.get("inter_op"),
+        "intra_op": arm.get("intra_op"),
+        "sweep": bool(arm.get("sweep", False)),
+        "env": env,
+        "custom": custom,
+        "status": "ok" if not failed else ("failed" if stats["ok_rounds"] == 0 else "partial"),
+        "error": failed[-1].get("error") if failed else None,
+        "stderr_tail": failed[-1].get("stderr_tail") if failed else None,
+        **stats,
+        "examples_per_s": examples_per_second(eps, stats["median_ms"]),
+        "efficiency": efficiency(lb, stats["median_ms"]),
+        "speedup_vs_stock_default": None,
+        "setting": _first_ok(rounds, "setting"),
+        "autotune": [r.get("autotune") if r.get("ok") else None for r in rounds],
+        "autotune_settle": [r.get("autotune_settle") if r.get("ok") else None for r in rounds],
+        "proof": _first_ok(rounds, "proof"),
+        "rounds": rounds,
+    }
+
+
+def _stock_best(arms: Dict[str, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The sweep arm with the lowest median (ties: the first), or None."""
     sweep = [n for n, a in arms.items() if a["sweep"] and a["median_ms"] is not None]
-    stock_best = None
-    if sweep:
-        best = min(sweep, key=lambda n: arms[n]["median_ms"])  # ties: the first
-        stock_best = {"arm": best, "median_ms": arms[best]["median_ms"],
-                      "inter_op": arms[best]["inter_op"], "intra_op": arms[best]["intra_op"],
-                      "label": f"stock best ({arm_label(best)[6:]})"}
-    doc["stock_best"] = stock_best
+    if not sweep:
+        return None
+    best = min(sweep, key=lambda n: arms[n]["median_ms"])
+    return {"arm": best, "median_ms": arms[best]["median_ms"],
+            "inter_op": arms[best]["inter_op"], "intra_op": arms[best]["intra_op"],
+            "label": f"{arm_label(STOCK_BEST)} ({arm_label(best)[len('stock '):]})"}
 
+
+def _comparisons(arms: Dict[str, Dict[str, Any]],
+                 stock_best: Optional[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """(speedups, headlines): every arm against stock default (setting its
+    ``speedup_vs_stock_default``), the GRAPHI table arms against stock best, the custom arms
+    against graphi_untuned; the headlines in the GRAPHI arms' rank order."""
     speedups: List[Dict[str, Any]] = []
     headlines: List[str] = []
 
     def compare(x: str, y: str, y_label: str, headline: bool) -> Dict[str, Any]:
-        sp = speedup(arms[x]["round_medians_ms"], arms[y]["round_medians_ms"])
-        sp = {"arm": x, "baseline": y, **sp}
+        sp = {"arm": x, "baseline": y, **speedup(arms[x]["round_medians_ms"], arms[y]["round_medians_ms"])}
         sp["text"] = speedup_text(arms[x]["label"], y_label, sp)
         speedups.append(sp)
         if headline and sp["ratio"] is not None:
@@ -362,7 +368,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             if name == STOCK_DEFAULT or entry["median_ms"] is None:
                 continue
             headline = name in ranked or (stock_best is not None and name == stock_best["arm"])
-            entry["speedup_vs_stock_default"] = compare(name, STOCK_DEFAULT, "stock default", headline)
+            entry["speedup_vs_stock_default"] = compare(name, STOCK_DEFAULT, arm_label(STOCK_DEFAULT), headline)
     if stock_best is not None:
         for name in ranked:
             if name in arms and arms[name]["median_ms"] is not None:
@@ -377,8 +383,15 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
     rank = {arm_label(n): i for i, n in enumerate(ranked)}
     headlines.sort(key=lambda t: min((v for k, v in rank.items() if t.startswith(k + " ran")),
                                      default=len(rank)))
+    return speedups, headlines
+
+
+def _lead_lines(arms: Dict[str, Dict[str, Any]], stock_best: Optional[Dict[str, Any]],
+                speedups: Sequence[Dict[str, Any]]) -> Tuple[Optional[str], List[str]]:
+    """(lead arm, lead lines): the best-ranked GRAPHI arm that ran against stock default and
+    stock best, after a line for each better-ranked arm that was run but never succeeded."""
+    ranked = _arms.graphi_ranked()
     lead_arm = next((n for n in ranked if n in arms and arms[n]["median_ms"] is not None), None)
-    # A better-ranked arm that was run but never succeeded is named before the lead lines.
     lead = [f"{arm_label(n)}: no successful round ({arms[n]['error']})" for n in ranked
             if n in arms and arms[n]["median_ms"] is None and (lead_arm is None or
                                                                ranked.index(n) < ranked.index(lead_arm))]
@@ -387,11 +400,7 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
             if sp["arm"] == lead_arm and sp["ratio"] is not None and (
                     sp["baseline"] == STOCK_DEFAULT or sp["baseline"] == (stock_best or {}).get("arm")):
                 lead.append(sp["text"])
-    doc["speedups"] = speedups
-    doc["headlines"] = headlines
-    doc["lead_arm"] = lead_arm
-    doc["lead"] = lead
-    return doc
+    return lead_arm, lead
 
 
 def check_schema(doc: Dict[str, Any]) -> None:
@@ -689,7 +698,7 @@ def render_png(doc: Dict[str, Any], path: str) -> str:
 
 # ------------------------------------------------------------------------ multi-case summary
 
-_SUMMARY_ARMS = (STOCK_BEST, "single_threaded", _arms.GRAPHI_AUTO, _arms.GRAPHI_UNTUNED, _arms.GRAPHI_TUNED)
+_SUMMARY_ARMS = (STOCK_BEST, _arms.SINGLE_THREADED, _arms.GRAPHI_AUTO, _arms.GRAPHI_UNTUNED, _arms.GRAPHI_TUNED)
 
 
 def _summary_speedup(doc: Dict[str, Any], arm: str) -> Optional[Dict[str, Any]]:

@@ -20,8 +20,9 @@ The numbers of a graph's step:
        graph (data and control edges, loop back edges removed, as the cost model does),
        each node weighted by its measured time in this step (summed over its executions);
   LB = max(CP, W / cores): no schedule on the teams' cores beats it.
-A merged op (timeline entry with ``"teams"`` / ``"merged": true``) ran on several teams'
-cores at once: it is drawn on every team track it used and counted once in W.
+A merged op (timeline entry with ``"teams"`` / ``"merged": true``, recorded by earlier
+versions with team merging) ran on several teams' cores at once: it is drawn on every team
+track it used and counted once in W.
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ import json
 import os
 import sys
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from graphi_tf import cli_common, stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 
 DEFAULT_TRACE_STEP = 10
@@ -41,67 +43,6 @@ DEFAULT_WARMUP = 10
 CRITICAL_PATH_TID = 1
 _TEAM_TID_BASE = 10
 _LANE_TID_STRIDE = 1000
-
-
-# ---------------------------------------------------------------------------
-# Critical path
-
-
-def critical_path(successors: Sequence[Sequence[int]], weights: Sequence[float]) -> Tuple[float, List[int]]:
-    """Longest weighted path through a DAG.
-
-    Args:
-      successors: successors[n] = nodes that depend on n. Nodes left on a cycle (which the
-        caller should have broken) count with their own weight and no predecessors.
-      weights: weights[n] >= 0, one per node.
-
-    Returns:
-      (length, nodes): the summed weight of the heaviest path and its nodes in order,
-      source first (nodes of weight 0 included).
-    """
-    n = len(weights)
-    if len(successors) != n:
-        raise ValueError(f"successors has {len(successors)} nodes but weights has {n}")
-    indegree = [0] * n
-    for node in range(n):
-        for s in successors[node]:
-            if 0 <= s < n:
-                indegree[s] += 1
-    finish = [0.0] * n
-    best_pred = [-1] * n
-    done = [False] * n
-    ready = [node for node in range(n) if indegree[node] == 0]
-    # Kahn's order; finish[s] accumulates the best predecessor as predecessors complete.
-    best_in = [0.0] * n
-    while ready:
-        node = ready.pop()
-        done[node] = True
-        finish[node] = best_in[node] + weights[node]
-        for s in successors[node]:
-            if not 0 <= s < n:
-                continue
-            if best_pred[s] < 0 or finish[node] > best_in[s]:
-                best_in[s] = finish[node]
-                best_pred[s] = node
-            indegree[s] -= 1
-            if indegree[s] == 0:
-                ready.append(s)
-    for node in range(n):  # on a cycle: own weight only
-        if not done[node]:
-            finish[node] = weights[node]
-            best_pred[node] = -1
-    if n == 0:
-        return 0.0, []
-    end = max(range(n), key=lambda i: finish[i])
-    path = []
-    node = end
-    seen = set()
-    while node >= 0 and node not in seen:
-        seen.add(node)
-        path.append(node)
-        node = best_pred[node]
-    path.reverse()
-    return finish[end], path
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +78,7 @@ class GraphStep:
         self.node_time_ns: List[int] = times
         self.work_ns: int = sum(times)
         succ = self.successors if len(self.successors) == n else [[] for _ in range(n)]
-        cp, path = critical_path(succ, times)
+        cp, path = stepstats.critical_path(succ, times)
         self.critical_path_ns: int = int(cp)
         # Only nodes that ran in this step are drawn; a path may pass through nodes that
         # did not (dead branches), which weigh 0.
@@ -196,11 +137,13 @@ class Trace:
 
     @property
     def cores(self) -> int:
+        """Distinct cpus of the team layout; at least 1 (a trace without a layout counts one)."""
         cpus = {c for team in self.team_cpus for c in team}
         return max(1, len(cpus))
 
     def lower_bound_ns(self, g: GraphStep) -> float:
-        return max(float(g.critical_path_ns), g.work_ns / self.cores)
+        """LB = max(CP, W / cores) of graph ``g`` on this trace's cores (``stepstats.lower_bound``)."""
+        return stepstats.lower_bound(g.work_ns, g.critical_path_ns, self.cores)
 
     def _origin_ns(self, g: GraphStep) -> int:
         if self.shared_clock and self.graphs:
@@ -240,6 +183,62 @@ class Trace:
 
     # -- Chrome trace-event JSON -------------------------------------------
 
+    def _graph_events(self, index: int, g: GraphStep) -> List[dict]:
+        """The trace events of graph ``g``, process ``index + 1``: its name and track metadata,
+        then one complete event per op execution and track it is drawn on."""
+        events: List[dict] = []
+        pid = index + 1
+        origin = self._origin_ns(g)
+        events.append(_meta("process_name", pid, 0,
+                            {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
+        events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
+        on_cp = set(g.critical_path_nodes)
+        # Greedy lanes per track (a team, or the critical path: key None) so that slices
+        # on one track never partially overlap; an extra lane is an "overlap" track.
+        lanes: Dict[Optional[int], List[int]] = {None: []}
+        ops: List[dict] = []
+
+        def place(key: Optional[int], start: int, end: int) -> int:
+            track = lanes.setdefault(key, [])
+            lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
+            if lane is None:
+                lane = len(track)
+                track.append(end)
+            else:
+                track[lane] = end
+            return _team_tid(key, lane)
+
+        for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
+            node = int(e["node_id"])
+            teams = GraphStep.teams_of(e)
+            merged = bool(e.get("merged")) or len(teams) > 1
+            start, end = int(e["start_ns"]), max(int(e["start_ns"]), int(e["end_ns"]))
+            args = {
+                "op": e.get("op") or g.op_type(node),
+                "node": e.get("node") or (g.node_names[node] if 0 <= node < g.node_count else ""),
+                "team": int(e["team"]),
+                "critical_path": node in on_cp,
+            }
+            if merged:
+                args["merged"] = True
+                args["teams"] = teams
+            keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
+            for key in keys:
+                ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
+                                     start - origin, end - start, dict(args)))
+        if not lanes[None]:
+            lanes[None].append(0)  # the critical path track is listed even when empty
+        for key in sorted(lanes, key=lambda k: -1 if k is None else k):
+            base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
+                    else self._team_label(key))
+            for lane in range(len(lanes[key])):
+                tid = _team_tid(key, lane)
+                events.append(_meta("thread_name", pid, tid,
+                                    {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
+                order = 0 if key is None else 1 + (key + 1) * 100
+                events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
+        return events + ops
+
     def to_chrome_json(self) -> dict:
         """The trace in Chrome's JSON Object Format (opens in Perfetto and chrome://tracing).
 
@@ -251,57 +250,7 @@ class Trace:
         """
         events: List[dict] = []
         for index, g in enumerate(self.graphs):
-            pid = index + 1
-            origin = self._origin_ns(g)
-            events.append(_meta("process_name", pid, 0,
-                                {"name": f"GRAPHI graph {g.signature} ({g.node_count} nodes, step {g.step})"}))
-            events.append(_meta("process_sort_index", pid, 0, {"sort_index": index}))
-            on_cp = set(g.critical_path_nodes)
-            # Greedy lanes per track (a team, or the critical path: key None) so that slices
-            # on one track never partially overlap; an extra lane is an "overlap" track.
-            lanes: Dict[Optional[int], List[int]] = {None: []}
-            ops: List[dict] = []
-
-            def place(key: Optional[int], start: int, end: int) -> int:
-                track = lanes.setdefault(key, [])
-                lane = next((i for i, free_at in enumerate(track) if free_at <= start), None)
-                if lane is None:
-                    lane = len(track)
-                    track.append(end)
-                else:
-                    track[lane] = end
-                return _team_tid(key, lane)
-
-            for e in sorted(g.executions, key=lambda e: (int(e["start_ns"]), int(e["end_ns"]))):
-                node = int(e["node_id"])
-                teams = GraphStep.teams_of(e)
-                merged = bool(e.get("merged")) or len(teams) > 1
-                start, end = int(e["start_ns"]), max(int(e["start_ns"]), int(e["end_ns"]))
-                args = {
-                    "op": e.get("op") or g.op_type(node),
-                    "node": e.get("node") or (g.node_names[node] if 0 <= node < g.node_count else ""),
-                    "team": int(e["team"]),
-                    "critical_path": node in on_cp,
-                }
-                if merged:
-                    args["merged"] = True
-                    args["teams"] = teams
-                keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
-                for key in keys:
-                    ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
-                                         start - origin, end - start, dict(args)))
-            if not lanes[None]:
-                lanes[None].append(0)  # the critical path track is listed even when empty
-            for key in sorted(lanes, key=lambda k: -1 if k is None else k):
-                base = (f"critical path ({_format_ns(g.critical_path_ns)})" if key is None
-                        else self._team_label(key))
-                for lane in range(len(lanes[key])):
-                    tid = _team_tid(key, lane)
-                    events.append(_meta("thread_name", pid, tid,
-                                        {"name": base + ("" if lane == 0 else f" overlap {lane}")}))
-                    order = 0 if key is None else 1 + (key + 1) * 100
-                    events.append(_meta("thread_sort_index", pid, tid, {"sort_index": order + lane}))
-            events.extend(ops)
+            events.extend(self._graph_events(index, g))
         summaries = [self._graph_summary(g) for g in self.graphs]
         other: Dict[str, Any] = {"producer": "graphi_tf.trace", "time_unit": "us", **self.layout()}
         if summaries:
@@ -519,7 +468,7 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
     native = _native()
     for _ in range(warmup):
         step_fn()
-    before = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
+    before = stepstats.steps_run(native.graphs())
     wanted = list(before) if graphs is None else [str(s) for s in graphs]
     unknown = [s for s in wanted if s not in before]
     if unknown:
@@ -530,8 +479,8 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
     stolen_before = _stolen_ns(native)
     step_fn()
     stolen_after = _stolen_ns(native)
-    after = {str(g["signature"]): int(g["steps_run"]) for g in native.graphs()}
-    ran = [s for s in wanted if after.get(s, 0) > before.get(s, 0)]
+    ran_now = {str(g["signature"]) for g in stepstats.ran_since(before, native.graphs())}
+    ran = [s for s in wanted if s in ran_now]
     trace = collect(ran, shared_clock=True, min_step=before, native=native)
     if len(stolen_before) == len(stolen_after):
         trace.stolen_ns = {k: after_ns - before_ns
@@ -611,32 +560,18 @@ def _write_env_trace() -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds the ``trace`` subcommand to a ``graphi-tf`` subparsers object."""
-    from graphi_tf import models as _models
-
-    p = subparsers.add_parser(
-        "trace", help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
+    p = cli_common.add_subcommand(
+        subparsers, "trace", run,
+        help="record one step's timeline: Chrome trace JSON (+ Gantt PNG) and a summary",
         description="Run warm-up steps, record one step of every GRAPHI graph, write a Chrome "
                     "trace-event JSON (open in https://ui.perfetto.dev or chrome://tracing) and "
                     "print step time, W, CP, LB and per-team busy time. See docs/tracing.md.")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", choices=_models.MODELS, help="a bundled model (graphi_tf.models)")
-    what.add_argument("--script", metavar="FILE.py",
-                      help="a Python file defining build_step() that returns a zero-argument step callable")
-    p.add_argument("--size", choices=_models.SIZES, default="small", help="--model: size (default small)")
-    p.add_argument("--mode", choices=_models.MODES, default="graph",
-                   help="--model: a TF1 graph run by a Session, or a tf.function (default graph)")
+    cli_common.add_case_arguments(p)
     p.add_argument("-o", "--output", required=True, metavar="trace.json", help="Chrome trace JSON to write")
     p.add_argument("--png", metavar="gantt.png", default=None, help="also write a Gantt chart (matplotlib)")
     p.add_argument("--warmup", type=_int_at_least(1), default=DEFAULT_WARMUP,
                    help=f"untraced steps first (default {DEFAULT_WARMUP})")
-    p.set_defaults(handler=run)
     return p
-
-
-def _build_model_step(name: str, size: str, mode: str) -> Any:
-    from graphi_tf import models
-
-    return models.build_step(name, size=size, mode=mode, executor="GRAPHI")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -644,26 +579,15 @@ def run(args: argparse.Namespace) -> int:
     import graphi_tf  # noqa: F401  (loads the native library, registers GRAPHI)
 
     try:
-        if args.script:
-            from graphi_tf.cli import _load_script_step, _UsageError
-            try:
-                step = _load_script_step(args.script)
-            except _UsageError as e:
-                raise ValueError(str(e)) from None
-        else:
-            step = _build_model_step(args.model, args.size, args.mode)
-    except ValueError as e:
-        sys.stderr.write(f"graphi-tf: error: {e}\n")
-        return 2
+        step = cli_common.build_step(cli_common.Case.from_args(args))
+    except cli_common.UsageError as e:
+        return cli_common.error(str(e))
     try:
         trace = record_step(step, warmup=args.warmup)
     except RuntimeError as e:
-        sys.stderr.write(f"graphi-tf: error: {e}\n")
-        return 1
+        return cli_common.error(str(e), 1)
     finally:
-        close = getattr(step, "close", None)
-        if callable(close):
-            close()
+        cli_common.close_step(step)
     trace.write(args.output)
     print(trace.summary())
     print(f"trace: {args.output} (open in https://ui.perfetto.dev or chrome://tracing)")
@@ -671,7 +595,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             trace.write_gantt(args.png)
         except RuntimeError as e:
-            sys.stderr.write(f"graphi-tf: error: {e}\n")
-            return 1
+            return cli_common.error(str(e), 1)
         print(f"gantt: {args.png}")
     return 0

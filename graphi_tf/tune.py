@@ -18,7 +18,6 @@ write the cache (``_write_cache``).
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import sys
 import time
 import warnings
@@ -26,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from graphi_tf import cache as _cache
 from graphi_tf import decision as _decision
+from graphi_tf import stepstats
 from graphi_tf.decision import Decision, Setting, setting_label
 
 DEFAULT_WARMUP = 10
@@ -216,6 +216,11 @@ class _Progress:
         """Steps that will not run (an eliminated setting's remaining visits)."""
         self.total = max(self.total - steps, max(self.done, 1))
 
+    def advance(self, phase: str, i: int, n: int) -> None:
+        """One more step done (``stepstats.time_steps``'s ``on_step``)."""
+        self.done += 1
+        self.step(phase, i, n)
+
     def step(self, phase: str, i: int, n: int, *, force: bool = False) -> None:
         if not self.enabled:
             return
@@ -293,21 +298,6 @@ def _validate_settings(settings: Sequence[Any], allowed: Sequence[Setting]) -> L
     if not out:
         raise TuneArgumentError(f"no settings to tune; allowed on this machine: {allowed_text}")
     return out
-
-
-def _graph_steps(native: Any) -> Dict[str, dict]:
-    return {str(g["signature"]): dict(g) for g in native.graphs()}
-
-
-def _ran_graphs(before: Dict[str, dict], after: Dict[str, dict]) -> List[dict]:
-    """Graphs whose step count grew, the main one (most nodes) first."""
-    ran = [
-        g
-        for sig, g in after.items()
-        if int(g.get("steps_run", 0)) > int(before.get(sig, {}).get("steps_run", 0))
-    ]
-    ran.sort(key=lambda g: (-int(g.get("node_count", 0)), str(g["signature"])))
-    return ran
 
 
 def _restore(native: Any, previous: dict) -> None:
@@ -390,18 +380,7 @@ def _visit(
     """One visit: re-partition to ``setting``, run ``untimed`` steps, time ``steps`` (ms)."""
     native.configure(setting[0], setting[1], policy)
     bar.step("untimed", 0, untimed, force=True)
-    for i in range(untimed):
-        step_fn()
-        bar.done += 1
-        bar.step("untimed", i + 1, untimed)
-    samples: List[float] = []
-    for i in range(steps):
-        t0 = clock()
-        step_fn()
-        samples.append((clock() - t0) * 1e3)
-        bar.done += 1
-        bar.step("timed", i + 1, steps)
-    return samples
+    return stepstats.time_steps(step_fn, steps, untimed=untimed, clock=clock, on_step=bar.advance)
 
 
 def _sweep(
@@ -415,7 +394,7 @@ def _sweep(
     discards ``DISCARD_STEPS_PER_VISIT`` and times ``steps``. After each round a setting
     that ``decision.should_eliminate`` condemns is no longer visited.
     """
-    before = _graph_steps(native)
+    before = stepstats.steps_run(native.graphs())
     live = list(plan.sweep)
     visited: set = set()
     timings = _Timings(round_medians=[], step_times={s: [] for s in plan.sweep}, ran=[])
@@ -429,9 +408,9 @@ def _sweep(
             samples = _visit(step_fn, native, setting, plan.policy, untimed, steps, clock, bar)
             visited.add(setting)
             timings.step_times[setting].extend(samples)
-            medians[setting] = statistics.median(samples)
+            medians[setting] = stepstats.median(samples)
             if not timings.ran:
-                timings.ran = _ran_graphs(before, _graph_steps(native))
+                timings.ran = stepstats.ran_since(before, native.graphs())
                 if not timings.ran:
                     raise RuntimeError(
                         "graphi_tf.tune: step_fn ran no graph on the GRAPHI executor, so the "
@@ -444,7 +423,7 @@ def _sweep(
             if setting != plan.default and _decision.should_eliminate(ratios):
                 live.remove(setting)
                 bar.skip((rounds - r - 1) * (DISCARD_STEPS_PER_VISIT + steps))
-    timings.ran = _ran_graphs(before, _graph_steps(native))
+    timings.ran = stepstats.ran_since(before, native.graphs())
     return timings
 
 
@@ -457,7 +436,7 @@ def _rows(plan: _Plan, timings: _Timings, decision: Decision) -> List[TuneRow]:
         rows.append(TuneRow(
             executors=setting[0],
             threads_per_executor=setting[1],
-            median_ms=statistics.median(medians),
+            median_ms=stepstats.median(medians),
             min_ms=min(times),
             max_ms=max(times),
             round_medians_ms=ev.round_medians_ms,
@@ -592,7 +571,8 @@ def tune(
        evidence (so later processes start with it and do not re-tune).
 
     Cost: ``warmup + rounds x (DISCARD_STEPS_PER_VISIT + steps)`` steps per setting that is
-    not eliminated. With the defaults (10 warmup, 6 rounds of 1 + 10 steps) that is
+    not eliminated. With the defaults (``DEFAULT_WARMUP`` = 10 warmup, ``DEFAULT_ROUNDS`` = 6
+    rounds of 1 + ``DEFAULT_STEPS`` = 10 steps) that is
     10 + 6 x 11 = 76 steps per setting: for a ~25 ms step on 3 settings, one of them 2x
     slower, (76 + 76 + 2 x 76) x 25 ms = 7.6 s plus the re-partitionings (one per visit),
     well under a minute; eliminating the slow setting after round 2 saves 2.2 s of it.
@@ -601,9 +581,10 @@ def tune(
       step_fn: zero-argument callable that runs one step on GRAPHI (a ``session.run`` in a
         session made with ``graphi_tf.session_config()``, a ``tf.function`` called under
         ``graphi_tf.executor_scope()``, ...). Its return value is ignored.
-      warmup: untimed steps on each setting's first visit (default 10).
-      rounds: rounds of visits (default 6; at least ``decision.MIN_ROUNDS_TO_ADOPT`` = 2).
-      steps: timed steps per visit (default 10); their median is the round's median.
+      warmup: untimed steps on each setting's first visit (default ``DEFAULT_WARMUP``).
+      rounds: rounds of visits (default ``DEFAULT_ROUNDS``; at least
+        ``decision.MIN_ROUNDS_TO_ADOPT`` = 2).
+      steps: timed steps per visit (default ``DEFAULT_STEPS``); their median is the round's median.
       settings: (executors, threads_per_executor) pairs to try. None: ``default_settings()``,
         every symmetric setting on whole tiles including 1x1 (sequential). Each must be one
         the layout rules accept here (``symmetric_settings()``), else TuneArgumentError

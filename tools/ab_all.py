@@ -36,7 +36,8 @@ from graphi_tf import ab, report  # noqa: E402
 # graphi_auto (the headline) included, runs in each round.
 # --warmup/--steps SIZE=N override them per size, --repeats/--tune-warmup/--tune-steps for every size.
 SIZE_DEFAULTS = {
-    "small": {"warmup": 100, "steps": 50, "repeats": 5, "tune_warmup": 10, "tune_steps": 10},
+    "small": {"warmup": ab.DEFAULT_WARMUP, "steps": ab.DEFAULT_STEPS, "repeats": ab.DEFAULT_REPEATS,
+              "tune_warmup": ab.TUNE_WARMUP, "tune_steps": ab.TUNE_STEPS},
     "medium": {"warmup": 30, "steps": 20, "repeats": 3, "tune_warmup": 3, "tune_steps": 3},
     "large": {"warmup": 5, "steps": 5, "repeats": 2, "tune_warmup": 1, "tune_steps": 1},
 }

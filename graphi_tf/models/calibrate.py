@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from typing import List, Optional, Sequence
@@ -20,7 +19,7 @@ from typing import List, Optional, Sequence
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from graphi_tf import models
+    from graphi_tf import models, stepstats
 
     parser = argparse.ArgumentParser(prog="python -m graphi_tf.models.calibrate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -43,15 +42,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parser.error(str(e))
         with step:
             build_s = time.perf_counter() - started
-            for _ in range(args.warmup):
-                step()
-            times = []
-            for _ in range(args.steps):
-                t0 = time.perf_counter()
-                step()
-                times.append((time.perf_counter() - t0) * 1e3)
+            times = stepstats.time_steps(step, args.steps, untimed=args.warmup)
             print(json.dumps(dict(model=name, size=step.size, mode=args.mode, executor=args.executor,
-                                  inter=args.inter, intra=args.intra, median_ms=round(statistics.median(times), 1),
+                                  inter=args.inter, intra=args.intra, median_ms=round(stepstats.median(times), 1),
                                   min_ms=round(min(times), 1), graph_nodes=step.graph_nodes,
                                   build_s=round(build_s, 1))), flush=True)
     return 0

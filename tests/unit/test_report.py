@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from graphi_tf import arms, report
+from graphi_tf import arms, report, stepstats
 
 
 def test_summarize_times_pools_all_steps_and_keeps_per_round_medians():
@@ -236,6 +236,7 @@ def test_report_and_arms_modules_do_not_import_tensorflow():
             "    m = importlib.util.module_from_spec(spec); sys.modules[name] = m\n"
             "    spec.loader.exec_module(m); return m\n"
             f"load('graphi_tf.arms', {arms.__file__!r})\n"
+            f"load('graphi_tf.stepstats', {stepstats.__file__!r})\n"
             f"m = load('graphi_tf.report', {report.__file__!r})\n"
             "m.render_terminal(m.build_report({'arms': {}}))\n"
             "print('tensorflow' in sys.modules)\n")

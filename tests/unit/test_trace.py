@@ -110,7 +110,7 @@ def recorded(tiny_script):
 
 
 def test_critical_path_of_a_synthetic_dag_is_the_hand_computed_longest_chain():
-    from graphi_tf.trace import critical_path
+    from graphi_tf.stepstats import critical_path
 
     #   0 -> 1 -> 3 -> 4      weights 1, 5, 1, 3  => 10 (the answer)
     #   0 -> 2 -> 3           2 weighs 2          => 0-2-3-4 = 7
