@@ -385,6 +385,8 @@ class GraphiStep {
   using TaggedNodeSeq = typename PropagatorStateType::TaggedNodeSeq;
   using TaggedNodeReadyQueue = typename PropagatorStateType::TaggedNodeReadyQueue;
 
+  // A caller-driven step has a `caller_queue`, and null `devices` when it
+  // runs off GRAPHI's threads; a dispatched step has `devices` and no queue.
   GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
              std::shared_ptr<const TeamDevices> devices, CallerQueue* caller_queue);
   ~GraphiStep();

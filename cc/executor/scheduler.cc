@@ -19,11 +19,11 @@ namespace graphi {
 namespace {
 
 // A spinning worker reads the clock (for its spin deadline) once every this
-// many spins: a clock read costs tens of pause instructions.
+// many spins, so that the loop mostly pauses instead of reading the clock.
 constexpr int kSpinsPerClockRead = 64;
 
 // The watchdog checks for stalls four times per stall window, but never
-// more often than this (a tiny window in tests would make it spin).
+// more often than every this many ns (a tiny window would make it spin).
 constexpr int64_t kMinWatchdogTickNs = 1000 * 1000;
 
 struct CurrentWorkerInfo {
