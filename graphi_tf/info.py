@@ -14,7 +14,9 @@ def info() -> dict:
     ``usable_cpus``, ``quota_cores``, ``tiles``, ``executors``, ``threads_per_executor``,
     ``teams`` (cpu ids per team), ``policy``, ``setting_source`` ("configure",
     "environment", "cache", "tuned" or "default"), ``setting_error`` (a message if the
-    environment holds an invalid setting, else None) and ``graphs``: one dict per graph
+    environment holds an invalid setting, else None), ``topology_error`` (why the machine's
+    cache topology could not be read, in which case each usable cpu counts as a tile of its
+    own; None when it was read) and ``graphs``: one dict per graph
     GRAPHI has run in this process — ``signature``, ``node_count``, ``steps_run``, the
     setting in use (``executors``, ``threads_per_executor``, ``policy``), where it came
     from (``source``: "default", "configure", "environment", "autotune" (being explored),

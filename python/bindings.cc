@@ -20,6 +20,7 @@
 #include "cc/executor/runtime.h"
 #include "cc/executor/team_layout.h"
 #include "cc/executor/topology.h"
+#include "cc/profiler/adoption.h"
 #include "cc/profiler/graph_registry.h"
 #include "cc/profiler/tuning_decision.h"
 
@@ -133,15 +134,150 @@ graphi::Topology TopologyFromArgs(const std::string& sysfs_root, const std::stri
   return topology;
 }
 
+py::dict RuntimeInfo() {
+  graphi::Runtime& rt = graphi::Runtime::Get();
+  py::dict d = TopologyToDict(rt.topology());
+  // Why the machine's topology could not be read (GRAPHI then treats each
+  // usable cpu as a tile of its own); None when it was.
+  d["topology_error"] =
+      rt.topology_error().empty() ? py::object(py::none()) : py::object(py::str(rt.topology_error()));
+  graphi::TeamLayout layout;
+  graphi::ReadyPolicy policy;
+  std::string source, error;
+  if (rt.Describe(&layout, &policy, &source, &error)) {
+    d["executors"] = layout.executors;
+    d["threads_per_executor"] = layout.threads_per_executor;
+    d["teams"] = layout.team_cpus;
+    d["policy"] = std::string(graphi::ReadyPolicyName(policy));
+    d["setting_source"] = source;
+    d["setting_error"] = py::none();
+  } else {
+    d["setting_error"] = error;
+  }
+  return d;
+}
+
+// Each graph GRAPHI has run, with the setting in use and where it came from.
+py::list GraphsToList() {
+  graphi::TeamLayout layout;
+  graphi::ReadyPolicy policy;
+  std::string source, error;
+  const bool resolved = graphi::Runtime::Get().Describe(&layout, &policy, &source, &error);
+  py::list out;
+  for (const auto& profile : graphi::GraphRegistry::Get().List()) {
+    py::dict d;
+    d["signature"] = profile->signature();
+    d["node_count"] = profile->node_count();
+    d["steps_run"] = profile->steps_run();
+    d["costs_known"] = profile->costs().costs_known();
+    if (resolved) {
+      d["executors"] = layout.executors;
+      d["threads_per_executor"] = layout.threads_per_executor;
+      d["policy"] = std::string(graphi::ReadyPolicyName(policy));
+    }
+    graphi::Adoption adoption;
+    const bool has_own = profile->adoption(&adoption);
+    d["source"] = graphi::GraphSettingSource(source, layout.executors, layout.threads_per_executor,
+                                             has_own ? &adoption : nullptr);
+    graphi::AutotuneStatus status;
+    if (graphi::ProcessAutotuner().Status(profile->signature(), &status)) {
+      d["autotune"] = AutotuneStatusToDict(status);
+    } else {
+      d["autotune"] = py::none();
+    }
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict SchedulerStats() {
+  std::string error;
+  std::shared_ptr<graphi::TeamSet> teams = graphi::Runtime::Get().CurrentTeams(&error);
+  if (teams == nullptr) throw py::value_error(error);
+  py::dict d;
+  d["generation"] = teams->generation();
+  d["tasks_run_per_team"] = teams->scheduler().tasks_run_per_team();
+  d["substitutes_started"] = teams->scheduler().substitutes_started();
+  d["blocks_stolen_per_team"] = teams->scheduler().blocks_stolen_per_team();
+  d["stolen_ns_per_team"] = teams->scheduler().stolen_ns_per_team();
+  d["teams"] = teams->layout().team_cpus;
+  return d;
+}
+
+py::dict GraphProfileToDict(const std::string& signature) {
+  std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+  py::dict d;
+  d["signature"] = profile->signature();
+  d["node_count"] = profile->node_count();
+  d["node_names"] = profile->node_names();
+  d["node_types"] = profile->node_types();
+  d["successors"] = profile->costs().successors();
+  d["node_costs_ns"] = profile->costs().Estimates();
+  d["ranks_ns"] = profile->costs().Ranks();
+  d["steps_run"] = profile->steps_run();
+  d["costs_known"] = profile->costs().costs_known();
+  return d;
+}
+
+py::dict DecisionToDict(const graphi::TuningDecision& d) {
+  py::dict out;
+  out["chosen"] = SettingToList(d.chosen);
+  out["adopted"] = d.adopted;
+  out["reason"] = d.reason;
+  py::list evidence;
+  for (const graphi::SettingEvidence& e : d.evidence) {
+    py::dict ed;
+    ed["setting"] = SettingToList(e.setting);
+    ed["ratios"] = e.ratios;
+    ed["ratio_median"] = e.ratio_median;
+    ed["ratio_spread"] = e.ratio_spread;
+    ed["qualifies"] = e.qualifies;
+    evidence.append(ed);
+  }
+  out["evidence"] = evidence;
+  return out;
+}
+
+py::dict LastStepRecord(const std::string& signature) {
+  std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
+  const graphi::StepTimeline step = profile->LastStep();
+  py::dict d;
+  d["signature"] = profile->signature();
+  d["step"] = step.step;
+  d["start_ns"] = step.start_ns;
+  d["end_ns"] = step.end_ns;
+  d["wall_start_unix_ns"] = step.wall_start_unix_ns;
+  py::list executions;
+  for (const graphi::NodeExecution& e : step.executions) {
+    executions.append(ExecutionToDict(*profile, step, e));
+  }
+  d["executions"] = executions;
+  return d;
+}
+
+bool AdoptSetting(const std::string& signature, int executors, int threads_per_executor,
+                  const std::string& policy, const std::string& source,
+                  const std::vector<int64_t>& node_costs_ns,
+                  const std::vector<std::string>& node_names) {
+  if (source != "cache" && source != "tuned") {
+    throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
+  }
+  graphi::Adoption adoption;
+  adoption.setting.executors = executors;
+  adoption.setting.threads_per_executor = threads_per_executor;
+  adoption.setting.policy = policy;
+  adoption.source = source;
+  adoption.node_costs_ns = node_costs_ns;
+  adoption.node_names = node_names;
+  return graphi::GraphRegistry::Get().Adopt(signature, adoption);
+}
+
 }  // namespace
 
-PYBIND11_MODULE(_graphi_tf, m) {
-  m.doc() = "Native part of graphi_tf: the GRAPHI executor runtime.";
-  m.attr("BUILT_AGAINST_TF") = GRAPHI_BUILT_AGAINST_TF;
+namespace {
 
-  m.def("executor_registered", &graphi::GraphiExecutorRegistered,
-        "Whether executor type 'GRAPHI' is registered with TensorFlow.");
-
+// Layout and autotuning settings.
+void DefineSettings(py::module_& m) {
   m.def(
       "configure",
       [](int executors, int threads_per_executor, const std::string& policy) {
@@ -152,46 +288,34 @@ PYBIND11_MODULE(_graphi_tf, m) {
       },
       py::arg("executors") = 0, py::arg("threads_per_executor") = 0, py::arg("policy") = "",
       "Sets the team layout for later steps (0 = environment or default).");
-
-  m.def("runtime_info", []() {
-    graphi::Runtime& rt = graphi::Runtime::Get();
-    py::dict d = TopologyToDict(rt.topology());
-    graphi::TeamLayout layout;
-    graphi::ReadyPolicy policy;
-    std::string source, error;
-    if (rt.Describe(&layout, &policy, &source, &error)) {
-      d["executors"] = layout.executors;
-      d["threads_per_executor"] = layout.threads_per_executor;
-      d["teams"] = layout.team_cpus;
-      d["policy"] = std::string(graphi::ReadyPolicyName(policy));
-      d["setting_source"] = source;
-      d["setting_error"] = py::none();
-    } else {
-      d["setting_error"] = error;
-    }
-    return d;
-  });
-
-  m.def("scheduler_stats", []() {
-    py::dict d;
+  m.def("set_autotune", [](int mode) { graphi::Runtime::Get().SetAutotune(mode); },
+        py::arg("mode"), "-1: follow GRAPHI_AUTOTUNE / GRAPHI_TUNE; 0: off; 1: on.");
+  m.def("autotune_enabled", []() {
     std::string error;
-    std::shared_ptr<graphi::TeamSet> teams = graphi::Runtime::Get().CurrentTeams(&error);
-    if (teams == nullptr) throw py::value_error(error);
-    d["generation"] = teams->generation();
-    d["tasks_run_per_team"] = teams->scheduler().tasks_run_per_team();
-    d["substitutes_started"] = teams->scheduler().substitutes_started();
-    d["blocks_stolen_per_team"] = teams->scheduler().blocks_stolen_per_team();
-    d["stolen_ns_per_team"] = teams->scheduler().stolen_ns_per_team();
-    d["teams"] = teams->layout().team_cpus;
-    return d;
-  }, "Counters of the live teams (starts them if needed).");
+    const bool enabled = graphi::Runtime::Get().AutotuneEnabled(&error);
+    if (!error.empty()) throw py::value_error(error);
+    return enabled;
+  }, "Whether online autotuning is on.");
+}
 
+// What the runtime sees and runs: machine, setting, teams, graphs.
+void DefineIntrospection(py::module_& m) {
+  m.def("executor_registered", &graphi::GraphiExecutorRegistered,
+        "Whether some executor factory is registered under the type name 'GRAPHI'.");
+  m.def("runtime_info", &RuntimeInfo);
+  m.def("scheduler_stats", &SchedulerStats, "Counters of the live teams (starts them if needed).");
+  m.def("graphs", &GraphsToList,
+        "Each graph GRAPHI has run in this process, with the setting in use and its source.");
+  m.def("graph_profile", &GraphProfileToDict, py::arg("signature"));
+}
+
+// Topology and layout functions, also over a fake sysfs tree (tests).
+void DefineTopology(py::module_& m) {
   m.def("discover_topology", [](const std::string& sysfs_root, const std::string& cgroup_root,
                                 const std::string& proc_root, const std::vector<int>& affinity) {
     return TopologyToDict(TopologyFromArgs(sysfs_root, cgroup_root, proc_root, affinity));
   }, py::arg("sysfs_root") = "/sys", py::arg("cgroup_root") = "/sys/fs/cgroup",
      py::arg("proc_root") = "/proc", py::arg("affinity") = std::vector<int>());
-
   m.def("build_team_layout", [](int executors, int threads_per_executor,
                                 const std::string& sysfs_root, const std::string& cgroup_root,
                                 const std::string& proc_root, const std::vector<int>& affinity) {
@@ -205,109 +329,27 @@ PYBIND11_MODULE(_graphi_tf, m) {
   }, py::arg("executors"), py::arg("threads_per_executor"), py::arg("sysfs_root") = "/sys",
      py::arg("cgroup_root") = "/sys/fs/cgroup", py::arg("proc_root") = "/proc",
      py::arg("affinity") = std::vector<int>());
-
   m.def("symmetric_settings", []() {
     return graphi::SymmetricSettings(graphi::Runtime::Get().topology());
   });
-
   m.def("default_setting", []() {
     int executors = 0, threads_per_executor = 0;
     graphi::DefaultSetting(graphi::Runtime::Get().topology(), &executors, &threads_per_executor);
     return std::make_pair(executors, threads_per_executor);
   }, "The (executors, threads_per_executor) GRAPHI uses when nothing is set, cached or tuned.");
+}
 
-  m.def("graphs", []() {
-    graphi::Runtime& rt = graphi::Runtime::Get();
-    graphi::TeamLayout layout;
-    graphi::ReadyPolicy policy;
-    std::string source, error;
-    const bool resolved = rt.Describe(&layout, &policy, &source, &error);
-    py::list out;
-    for (const auto& profile : graphi::GraphRegistry::Get().List()) {
-      py::dict d;
-      d["signature"] = profile->signature();
-      d["node_count"] = profile->node_count();
-      d["steps_run"] = profile->steps_run();
-      d["costs_known"] = profile->costs().costs_known();
-      if (resolved) {
-        d["executors"] = layout.executors;
-        d["threads_per_executor"] = layout.threads_per_executor;
-        d["policy"] = std::string(graphi::ReadyPolicyName(policy));
-      }
-      // Where the setting in use came from. A graph whose own adopted setting
-      // (cache or tune) is the one in force reports that; otherwise the
-      // process-wide source (default, configure, environment, or another
-      // graph's adopted setting, reported as "default" for this graph).
-      graphi::Adoption adoption;
-      std::string graph_source = source;
-      if (source == "cache" || source == "tuned" || source == "autotuned") {
-        const bool own = profile->adoption(&adoption) &&
-                         adoption.setting.executors == layout.executors &&
-                         adoption.setting.threads_per_executor == layout.threads_per_executor;
-        graph_source = own ? adoption.source : "default";
-      }
-      d["source"] = graph_source;
-      graphi::AutotuneStatus status;
-      if (graphi::ProcessAutotuner().Status(profile->signature(), &status)) {
-        d["autotune"] = AutotuneStatusToDict(status);
-      } else {
-        d["autotune"] = py::none();
-      }
-      out.append(d);
-    }
-    return out;
-  }, "Each graph GRAPHI has run in this process, with the setting in use and its source.");
-
-  m.def("graph_profile", [](const std::string& signature) {
-    std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
-    py::dict d;
-    d["signature"] = profile->signature();
-    d["node_count"] = profile->node_count();
-    d["node_names"] = profile->node_names();
-    d["node_types"] = profile->node_types();
-    d["successors"] = profile->costs().successors();
-    d["node_costs_ns"] = profile->costs().Estimates();
-    d["ranks_ns"] = profile->costs().Ranks();
-    d["steps_run"] = profile->steps_run();
-    d["costs_known"] = profile->costs().costs_known();
-    return d;
-  }, py::arg("signature"));
-
-  m.def("adopt_setting", [](const std::string& signature, int executors, int threads_per_executor,
-                            const std::string& policy, const std::string& source,
-                            const std::vector<int64_t>& node_costs_ns,
-                            const std::vector<std::string>& node_names) {
-    if (source != "cache" && source != "tuned") {
-      throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
-    }
-    graphi::Adoption adoption;
-    adoption.setting.executors = executors;
-    adoption.setting.threads_per_executor = threads_per_executor;
-    adoption.setting.policy = policy;
-    adoption.source = source;
-    adoption.node_costs_ns = node_costs_ns;
-    adoption.node_names = node_names;
-    return graphi::GraphRegistry::Get().Adopt(signature, adoption);
-  }, py::arg("signature"), py::arg("executors"), py::arg("threads_per_executor"),
-     py::arg("policy"), py::arg("source"), py::arg("node_costs_ns"), py::arg("node_names"),
-     "Records a cached or tuned setting (and costs) for a graph signature.");
-
+// Adopted settings and the autotuner's decisions.
+void DefineTuning(py::module_& m) {
+  m.def("adopt_setting", &AdoptSetting, py::arg("signature"), py::arg("executors"),
+        py::arg("threads_per_executor"), py::arg("policy"), py::arg("source"),
+        py::arg("node_costs_ns"), py::arg("node_names"),
+        "Records a cached or tuned setting (and costs) for a graph signature.");
   m.def("clear_adoptions", []() {
     graphi::ProcessAutotuner().Reset();
     graphi::GraphRegistry::Get().ClearAdoptions();
   }, "Forgets cached, tuned and autotuned settings adopted in this process, and what the "
      "autotuner has seen.");
-
-  m.def("set_autotune", [](int mode) { graphi::Runtime::Get().SetAutotune(mode); },
-        py::arg("mode"), "-1: follow GRAPHI_AUTOTUNE / GRAPHI_TUNE; 0: off; 1: on.");
-
-  m.def("autotune_enabled", []() {
-    std::string error;
-    const bool enabled = graphi::Runtime::Get().AutotuneEnabled(&error);
-    if (!error.empty()) throw py::value_error(error);
-    return enabled;
-  }, "Whether online autotuning is on.");
-
   m.def("take_autotune_decisions", []() {
     py::list out;
     for (const graphi::AutotuneResult& r : graphi::ProcessAutotuner().TakeDecisions()) {
@@ -318,45 +360,28 @@ PYBIND11_MODULE(_graphi_tf, m) {
     }
     return out;
   }, "Autotuning decisions made since the last call (for the cache).");
-
   m.def("tuning_candidates", []() {
     return graphi::TuningCandidates(graphi::Runtime::Get().topology());
   }, "The settings the autotuner tries on this machine.");
-
   m.def("decide_setting", [](const std::vector<std::map<std::pair<int, int>, double>>& rounds,
                              const std::pair<int, int>& default_setting,
                              const std::vector<std::pair<int, int>>& order) {
-    const graphi::TuningDecision d = graphi::DecideSetting(rounds, default_setting, order);
-    py::dict out;
-    out["chosen"] = SettingToList(d.chosen);
-    out["adopted"] = d.adopted;
-    out["reason"] = d.reason;
-    py::list evidence;
-    for (const graphi::SettingEvidence& e : d.evidence) {
-      py::dict ed;
-      ed["setting"] = SettingToList(e.setting);
-      ed["ratios"] = e.ratios;
-      ed["ratio_median"] = e.ratio_median;
-      ed["ratio_spread"] = e.ratio_spread;
-      ed["qualifies"] = e.qualifies;
-      evidence.append(ed);
-    }
-    out["evidence"] = evidence;
-    return out;
+    return DecisionToDict(graphi::DecideSetting(rounds, default_setting, order));
   }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
      "The C++ decision rule (tuning_decision.h), for tests that compare it with "
      "graphi_tf.decision.");
+}
 
+// Step timelines.
+void DefineTimelines(py::module_& m) {
   m.def("record_next_step", [](const std::string& signature) {
     FindProfile(signature)->RecordNextStep();
   }, py::arg("signature"), "Asks the next step of this graph to record its timeline.");
-
   m.def("record_steps_through", [](int64_t step) {
     if (step < 0) throw py::value_error("step=" + std::to_string(step) + " is invalid; allowed: >= 0");
     graphi::GraphRegistry::Get().RecordStepsThrough(step);
   }, py::arg("step"),
      "Every graph (now and later) records each step until `step` steps have finished; 0: off.");
-
   m.def("last_step_timeline", [](const std::string& signature) {
     std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
     const graphi::StepTimeline step = profile->LastStep();
@@ -366,23 +391,19 @@ PYBIND11_MODULE(_graphi_tf, m) {
     }
     return out;
   }, py::arg("signature"), "Node executions of the last recorded step, in completion order.");
+  m.def("last_step_record", &LastStepRecord, py::arg("signature"),
+        "The last recorded step: its number (0: none yet), start/end (monotonic-clock ns), "
+        "wall-clock start, and node executions in completion order.");
+}
 
-  m.def("last_step_record", [](const std::string& signature) {
-    std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
-    const graphi::StepTimeline step = profile->LastStep();
-    py::dict d;
-    d["signature"] = profile->signature();
-    d["step"] = step.step;
-    d["start_ns"] = step.start_ns;
-    d["end_ns"] = step.end_ns;
-    d["wall_start_unix_ns"] = step.wall_start_unix_ns;
-    py::list executions;
-    for (const graphi::NodeExecution& e : step.executions) {
-      executions.append(ExecutionToDict(*profile, step, e));
-    }
-    d["executions"] = executions;
-    return d;
-  }, py::arg("signature"),
-     "The last recorded step: its number (0: none yet), start/end (steady-clock ns), wall-clock "
-     "start, and node executions in completion order.");
+}  // namespace
+
+PYBIND11_MODULE(_graphi_tf, m) {
+  m.doc() = "Native part of graphi_tf: the GRAPHI executor runtime.";
+  m.attr("BUILT_AGAINST_TF") = GRAPHI_BUILT_AGAINST_TF;
+  DefineSettings(m);
+  DefineIntrospection(m);
+  DefineTopology(m);
+  DefineTuning(m);
+  DefineTimelines(m);
 }

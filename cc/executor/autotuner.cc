@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 
-#include "cc/executor/thread_affinity.h"
+#include "cc/util/check.h"
+#include "cc/util/clock.h"
 
 namespace graphi {
 
@@ -35,7 +35,7 @@ int64_t Autotuner::Now() const {
 }
 
 void Autotuner::OnStep(const StepSample& s) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   Track& track = tracks_[s.signature];
   track.node_count = s.node_count;
   const bool exploring = !target_.empty();
@@ -80,34 +80,31 @@ bool Autotuner::LargerGraphSettledLocked(int node_count) const {
   return false;
 }
 
-void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
-                                 const StepSample& s) {
+bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s) {
   AutotuneStatus& st = track->status;
-  if (s.has_adoption) {
+  auto skip = [&st](const char* reason) {
     st.state = AutotuneState::kSkipped;
-    st.reason = "started from a cached or tuned setting";
-    return;
-  }
-  if (options_.candidates.size() < 2) {
-    st.state = AutotuneState::kSkipped;
-    st.reason = "only one layout fits this machine";
-    return;
-  }
-  if (track->ok_steps < options_.settle_steps) return;
+    st.reason = reason;
+    return false;
+  };
+  if (s.has_adoption) return skip("started from a cached or tuned setting");
+  if (options_.candidates.size() < 2) return skip("only one layout fits this machine");
+  if (track->ok_steps < options_.settle_steps) return false;
   if (control_->ExplicitLayout()) {
     st.reason = "an explicit setting (configure() or the environment) is in force";
-    return;  // stays waiting: explored if the explicit setting goes away
+    return false;  // stays waiting: explored if the explicit setting goes away
   }
   if (track->saw_concurrency) {
-    st.state = AutotuneState::kSkipped;
-    st.reason = "steps of this graph ran concurrently; the default layout is kept";
-    return;
+    return skip("steps of this graph ran concurrently; the default layout is kept");
   }
   if (LargerGraphSettledLocked(track->node_count)) {
-    st.state = AutotuneState::kSkipped;
-    st.reason = "not the main graph: a larger graph was tuned";
-    return;
+    return skip("not the main graph: a larger graph was tuned");
   }
+  return true;
+}
+
+void Autotuner::PlanVisits(Track* track) const {
+  AutotuneStatus& st = track->status;
   // Size the visits from the step time seen while settling (the steps after
   // the first, which includes one-time work).
   std::vector<double> settle(track->settle_ns.begin() + (track->settle_ns.size() > 1 ? 1 : 0),
@@ -131,6 +128,13 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
   st.visits_planned = st.rounds * static_cast<int>(st.order.size());
   st.visits_done = 0;
   st.round_medians_ns.assign(1, {});
+}
+
+void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
+                                 const StepSample& s) {
+  if (!DueForExplorationLocked(track, s)) return;
+  PlanVisits(track);
+  AutotuneStatus& st = track->status;
   st.state = AutotuneState::kExploring;
   st.reason = "exploring";
   target_ = signature;
@@ -143,6 +147,7 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
 }
 
 void Autotuner::StartVisitLocked(Track* track) {
+  GRAPHI_DCHECK(!target_.empty() && visit_index_ < round_order_.size());
   const LayoutSetting& setting = round_order_[visit_index_];
   track->status.current = setting;
   control_->Explore(setting);
@@ -152,6 +157,7 @@ void Autotuner::StartVisitLocked(Track* track) {
 }
 
 void Autotuner::RecordLocked(Track* track, const StepSample& s) {
+  GRAPHI_DCHECK(!target_.empty());
   if (s.start_ns < visit_start_ns_) return;  // began on the previous layout
   AutotuneStatus& st = track->status;
   const int64_t duration = s.end_ns - s.start_ns;
@@ -174,7 +180,24 @@ void Autotuner::FinishVisitLocked(Track* track) {
     StartVisitLocked(track);
     return;
   }
-  // Round done: drop settings that cannot win.
+  EliminateLocked(track);
+  ++round_;
+  // Visits left: the remaining rounds of the live settings.
+  st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
+  if (round_ >= st.rounds || live_.size() < 2) {
+    DecideLocked(track);
+    return;
+  }
+  st.round_medians_ns.emplace_back();
+  round_order_ = live_;
+  std::rotate(round_order_.begin(), round_order_.begin() + (round_ % round_order_.size()),
+              round_order_.end());
+  visit_index_ = 0;
+  StartVisitLocked(track);
+}
+
+void Autotuner::EliminateLocked(Track* track) {
+  AutotuneStatus& st = track->status;
   std::vector<LayoutSetting> keep;
   for (const LayoutSetting& setting : live_) {
     bool drop = false;
@@ -196,19 +219,6 @@ void Autotuner::FinishVisitLocked(Track* track) {
     }
   }
   live_ = keep;
-  ++round_;
-  // Visits left: the remaining rounds of the live settings.
-  st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
-  if (round_ >= st.rounds || live_.size() < 2) {
-    DecideLocked(track);
-    return;
-  }
-  st.round_medians_ns.emplace_back();
-  round_order_ = live_;
-  std::rotate(round_order_.begin(), round_order_.begin() + (round_ % round_order_.size()),
-              round_order_.end());
-  visit_index_ = 0;
-  StartVisitLocked(track);
 }
 
 void Autotuner::DecideLocked(Track* track) {
@@ -223,10 +233,11 @@ void Autotuner::DecideLocked(Track* track) {
   control_->StopExploring();
   control_->Adopt(signature, st.chosen);
   decisions_.push_back(AutotuneResult{signature, st});
-  decided_cv_.notify_all();
+  decided_cv_.SignalAll();
 }
 
 void Autotuner::AbandonLocked(const std::string& reason) {
+  GRAPHI_DCHECK(!target_.empty());
   Track& track = tracks_[target_];
   track.status.state = AutotuneState::kSkipped;
   track.status.reason = "exploration abandoned, default kept: " + reason;
@@ -236,7 +247,7 @@ void Autotuner::AbandonLocked(const std::string& reason) {
 }
 
 bool Autotuner::Status(const std::string& signature, AutotuneStatus* out) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = tracks_.find(signature);
   if (it == tracks_.end()) return false;
   *out = it->second.status;
@@ -244,20 +255,26 @@ bool Autotuner::Status(const std::string& signature, AutotuneStatus* out) const 
 }
 
 std::vector<AutotuneResult> Autotuner::TakeDecisions() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<AutotuneResult> out;
   out.swap(decisions_);
   return out;
 }
 
 bool Autotuner::WaitForDecisions(int64_t timeout_ns) {
-  std::unique_lock<std::mutex> l(mu_);
-  return decided_cv_.wait_for(l, std::chrono::nanoseconds(timeout_ns),
-                              [&] { return !decisions_.empty(); });
+  // The real clock, not options_.clock: this waits for other threads.
+  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  MutexLock l(&mu_);
+  while (decisions_.empty()) {
+    const int64_t left = deadline - MonotonicNowNs();
+    if (left <= 0) return false;
+    decided_cv_.WaitForNs(&mu_, left);
+  }
+  return true;
 }
 
 void Autotuner::Reset() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (!target_.empty()) {
     target_.clear();
     control_->StopExploring();

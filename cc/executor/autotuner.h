@@ -34,15 +34,15 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
 #define GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cc/profiler/tuning_decision.h"
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
 
 namespace graphi {
 
@@ -132,20 +132,21 @@ class Autotuner {
   Autotuner(AutotuneOptions options, LayoutControl* control);
 
   // Feeds one finished step; may switch the layout for the next steps.
-  void OnStep(const StepSample& sample);
+  void OnStep(const StepSample& sample) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The state of graph `signature`; false if no step of it was seen.
-  bool Status(const std::string& signature, AutotuneStatus* out) const;
+  bool Status(const std::string& signature, AutotuneStatus* out) const
+      GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Decisions made since the last call (adopted or kept default), for the
   // caller to persist.
-  std::vector<AutotuneResult> TakeDecisions();
+  std::vector<AutotuneResult> TakeDecisions() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Waits up to `timeout_ns` for an untaken decision; returns whether one is
   // there.
-  bool WaitForDecisions(int64_t timeout_ns);
+  bool WaitForDecisions(int64_t timeout_ns) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Forgets everything (stops exploring first).
-  void Reset();
+  void Reset() GRAPHI_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Track {
@@ -156,32 +157,44 @@ class Autotuner {
     AutotuneStatus status;
   };
 
-  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s);
-  void RecordLocked(Track* track, const StepSample& s);
-  void FinishVisitLocked(Track* track);
-  void StartVisitLocked(Track* track);
-  void DecideLocked(Track* track);
-  void AbandonLocked(const std::string& reason);
-  bool LargerGraphSettledLocked(int node_count) const;
+  // Explores `signature` if it is due (settled, the main graph, nothing
+  // explicit or cached), else notes why not in its status.
+  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `track` may be explored now; if not, its status says why.
+  bool DueForExplorationLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sizes the visits from the settling steps and orders the settings.
+  void PlanVisits(Track* track) const;
+  // Counts a step of the graph being explored toward the current visit.
+  void RecordLocked(Track* track, const StepSample& s) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the current visit: the next one, the next round, or the decision.
+  void FinishVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the settings that cannot win any more after a round.
+  void EliminateLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DecideLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AbandonLocked(const std::string& reason) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool LargerGraphSettledLocked(int node_count) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Now() const;
 
   const AutotuneOptions options_;
   LayoutControl* const control_;
 
-  mutable std::mutex mu_;
-  std::condition_variable decided_cv_;
-  std::map<std::string, Track> tracks_;     // guarded by mu_
-  std::string target_;                      // guarded by mu_; empty: not exploring
+  mutable Mutex mu_;
+  CondVar decided_cv_;
+  std::map<std::string, Track> tracks_ GRAPHI_GUARDED_BY(mu_);
+  std::string target_ GRAPHI_GUARDED_BY(mu_);  // empty: not exploring
   // The visit in progress (target_ non-empty).
-  int round_ = 0;                           // guarded by mu_
-  std::vector<LayoutSetting> round_order_;  // guarded by mu_
-  size_t visit_index_ = 0;                  // guarded by mu_
-  int64_t visit_start_ns_ = 0;              // guarded by mu_
-  int visit_steps_ = 0;                     // guarded by mu_
-  std::vector<double> visit_timed_ns_;      // guarded by mu_
-  std::vector<LayoutSetting> live_;         // guarded by mu_
-  int64_t exploration_start_ns_ = 0;        // guarded by mu_
-  std::vector<AutotuneResult> decisions_;   // guarded by mu_
+  int round_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<LayoutSetting> round_order_ GRAPHI_GUARDED_BY(mu_);
+  size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
+  int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<LayoutSetting> live_ GRAPHI_GUARDED_BY(mu_);
+  int64_t exploration_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<AutotuneResult> decisions_ GRAPHI_GUARDED_BY(mu_);
 };
 
 }  // namespace graphi

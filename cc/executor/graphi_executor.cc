@@ -1,36 +1,20 @@
 #include "cc/executor/graphi_executor.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <mutex>
-
+#include "cc/executor/env_settings.h"
 #include "cc/executor/graphi_step.h"
 #include "cc/executor/process_autotuner.h"
 #include "cc/executor/runtime.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_signature.h"
-#include "tensorflow/core/common_runtime/propagator_state.h"
-#include "tensorflow/core/common_runtime/simple_propagator_state.h"
+#include "cc/util/clock.h"
 #include "tensorflow/core/graph/graph.h"
 
 namespace graphi {
 namespace {
 
-using tensorflow::PropagatorState;
-using tensorflow::SimplePropagatorState;
-
 // Ops measured below this run inline where they become ready: a hand-off to
 // another team (lock, wake-up, cold cache) costs more than they do.
 constexpr int64_t kDefaultInlineThresholdNs = 20 * 1000;
-
-int64_t InlineThresholdFromEnv() {
-  const char* text = std::getenv("GRAPHI_INLINE_THRESHOLD_NS");
-  if (text == nullptr || *text == '\0') return kDefaultInlineThresholdNs;
-  char* end = nullptr;
-  long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || v < 0) return kDefaultInlineThresholdNs;
-  return v;
-}
 
 // Ops measured at or above this run on their team's work-conserving pool
 // when another team is idle at their start, so the idle team takes blocks.
@@ -41,59 +25,41 @@ constexpr int64_t kDefaultStealThresholdNs = 0;
 // goes idle during the op can take its remaining blocks.
 constexpr int64_t kDefaultShareAlwaysNs = 1000 * 1000;
 
-// A threshold from the environment: a whole number of ns >= 0, or "off"
-// (-1). Anything else keeps the default, with a warning naming the setting.
-int64_t ThresholdFromEnv(const char* name, int64_t fallback, std::once_flag* warned) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  if (std::string(text) == "off") return -1;
-  char* end = nullptr;
-  long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || v < 0) {
-    std::call_once(*warned, [&] {
-      fprintf(stderr,
-              "graphi_tf: ignoring %s=%s; allowed: a whole number of nanoseconds >= 0, or "
-              "\"off\". Using the default %lld.\n",
-              name, text, static_cast<long long>(fallback));
-    });
-    return fallback;
+// What the work-conservation thresholds read "off" as.
+constexpr int64_t kThresholdOff = -1;
+
+// Reads the executor's settings from the environment (when an executor is
+// created: tests set them per session). An invalid value is an error naming
+// the variable and its allowed values.
+absl::Status ReadExecutorSettings(ExecutorSettings* out) {
+  const EnvInt profile = ReadEnvSwitch("GRAPHI_PROFILE", /*default_on=*/true);
+  const EnvInt inline_ns = ReadEnvInt("GRAPHI_INLINE_THRESHOLD_NS", 0, kNoMax);
+  const EnvInt steal_ns =
+      ReadEnvIntOrWord("GRAPHI_STEAL_THRESHOLD_NS", 0, kNoMax, "off", kThresholdOff);
+  const EnvInt share_ns =
+      ReadEnvIntOrWord("GRAPHI_SHARE_ALWAYS_NS", 0, kNoMax, "off", kThresholdOff);
+  for (const EnvInt* setting : {&profile, &inline_ns, &steal_ns, &share_ns}) {
+    if (!setting->ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("GRAPHI executor: ", setting->error));
+    }
   }
-  return v;
+  out->profiling = profile.value == 1;
+  out->inline_threshold_ns = inline_ns.value_or(kDefaultInlineThresholdNs);
+  out->steal_threshold_ns = steal_ns.value_or(kDefaultStealThresholdNs);
+  out->share_always_ns = share_ns.value_or(kDefaultShareAlwaysNs);
+  return absl::OkStatus();
 }
-
-// Read when an executor is created (tests set them per session).
-int64_t StealThresholdFromEnv() {
-  static std::once_flag warned;
-  return ThresholdFromEnv("GRAPHI_STEAL_THRESHOLD_NS", kDefaultStealThresholdNs, &warned);
-}
-
-int64_t ShareAlwaysFromEnv() {
-  static std::once_flag warned;
-  return ThresholdFromEnv("GRAPHI_SHARE_ALWAYS_NS", kDefaultShareAlwaysNs, &warned);
-}
-
-bool ProfilingFromEnv() {
-  const char* text = std::getenv("GRAPHI_PROFILE");
-  return text == nullptr || std::string(text) != "0";
-}
-
-// True on GRAPHI's own threads: team leaders, substitutes and the teams'
-// intra-op helpers (an async kernel may complete, or run a nested function,
-// on a helper).
-bool OnGraphiWorker() { return OnGraphiThread(); }
 
 }  // namespace
 
 GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
-    : immutable_state_(params),
-      profiling_(ProfilingFromEnv()),
-      inline_threshold_ns_(InlineThresholdFromEnv()),
-      steal_threshold_ns_(StealThresholdFromEnv()),
-      share_always_ns_(ShareAlwaysFromEnv()) {}
+    : immutable_state_(params), settings_status_(ReadExecutorSettings(&settings_)) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
 absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
+  // Fail at creation, not at the first step, when a setting is invalid.
+  TF_RETURN_IF_ERROR(settings_status_);
   TF_RETURN_IF_ERROR(immutable_state_.Initialize(graph));
   // The static graph for the cost model: every data and control edge except
   // loop back edges (out of NextIteration), so ranks are defined on a DAG.
@@ -117,7 +83,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   }
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
                                            std::move(successors), std::move(types));
-  // Fail at creation, not at the first step, when the setting is invalid.
+  // Likewise when the team setting in the environment is invalid.
   absl::Status status;
   CurrentTeamDevices(&status);
   return status;
@@ -125,7 +91,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
 
 StepClock GraphiExecutor::BeginStep() {
   StepClock clock;
-  clock.top_level = !OnGraphiWorker();
+  clock.top_level = !OnGraphiThread();
   if (!clock.top_level) return clock;
   clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch);
   clock.start_ns = MonotonicNowNs();
@@ -160,15 +126,15 @@ bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
   if (item.const_tensor != nullptr || item.is_noop) return true;
   if (!item.kernel->IsExpensive()) return true;
   const int64_t estimate = profile_->costs().Estimate(item.node_id);
-  return estimate >= 0 && estimate < inline_threshold_ns_;
+  return estimate >= 0 && estimate < settings_.inline_threshold_ns;
 }
 
 bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item, bool idle_team) const {
-  if (steal_threshold_ns_ < 0) return false;
+  if (settings_.steal_threshold_ns < 0) return false;
   const int64_t estimate = profile_->costs().Estimate(item.node_id);
   if (estimate < 0) return false;
-  if (idle_team) return estimate >= steal_threshold_ns_;
-  return share_always_ns_ >= 0 && estimate >= share_always_ns_;
+  if (idle_team) return estimate >= settings_.steal_threshold_ns;
+  return settings_.share_always_ns >= 0 && estimate >= settings_.share_always_ns;
 }
 
 std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {
@@ -181,7 +147,7 @@ std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Stat
                      "another executor_type."));
     return nullptr;
   }
-  std::lock_guard<std::mutex> l(devices_mu_);
+  MutexLock l(&devices_mu_);
   if (devices_ == nullptr || devices_->teams() != teams) {
     devices_ = std::make_shared<TeamDevices>(immutable_state_.params().device, teams);
   }
@@ -210,36 +176,24 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     done(status);
     return;
   }
-  if (immutable_state_.requires_control_flow_support()) {
-    (new GraphiStep<PropagatorState>(args, this, std::move(devices), nullptr))
-        ->Start(std::move(done));
-  } else {
-    (new GraphiStep<SimplePropagatorState>(args, this, std::move(devices), nullptr))
-        ->Start(std::move(done));
-  }
+  StartDispatchedStep(args, this, std::move(devices), std::move(done));
 }
 
 absl::Status GraphiExecutor::RunOnCaller(const Args& args) {
+  // Kernels use the calling worker's team devices; off our threads, or when
+  // the setting became invalid, the executor's own device.
   std::shared_ptr<const TeamDevices> devices;
-  if (OnGraphiWorker()) {
+  if (OnGraphiThread()) {
     absl::Status status;
-    devices = CurrentTeamDevices(&status);  // null (base device) on error
+    devices = CurrentTeamDevices(&status);
   }
-  CallerQueue queue;
-  if (immutable_state_.requires_control_flow_support()) {
-    (new GraphiStep<PropagatorState>(args, this, std::move(devices), &queue))
-        ->Start(nullptr);
-  } else {
-    (new GraphiStep<SimplePropagatorState>(args, this, std::move(devices), &queue))
-        ->Start(nullptr);
-  }
-  return queue.Drain();
+  return RunCallerDrivenStep(args, this, std::move(devices));
 }
 
 absl::Status GraphiExecutor::Run(const Args& args) {
   // A worker that waits for a step whose ops need workers could wait
   // forever (every team may be doing the same); it runs the step itself.
-  if (args.run_all_kernels_inline || OnGraphiWorker()) {
+  if (args.run_all_kernels_inline || OnGraphiThread()) {
     absl::Status s = RunOnCaller(args);
     if (!s.ok()) {
       tensorflow::Log("TFExecutor", "Run", s.message()).IgnoreError();

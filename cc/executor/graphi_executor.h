@@ -3,9 +3,14 @@
 //
 // Built once per graph partition (Initialize) from TensorFlow's exported
 // ImmutableExecutorState: kernels, GraphView, pending counts and frame
-// information. Each Run/RunAsync creates a GraphiStep (graphi_step.h) with
-// the per-step state: a SimplePropagatorState for graphs without v1 control
+// information. Each Run/RunAsync runs a step (graphi_step.h) with the
+// per-step state: a SimplePropagatorState for graphs without v1 control
 // flow, a PropagatorState (frames, iterations, dead tensors) otherwise.
+//
+// Settings read from the environment when an executor is created:
+// GRAPHI_PROFILE, GRAPHI_INLINE_THRESHOLD_NS, GRAPHI_STEAL_THRESHOLD_NS,
+// GRAPHI_SHARE_ALWAYS_NS (docs/tuning.md). An invalid value fails
+// Initialize() with an error naming the variable and its allowed values.
 //
 // Where a step runs:
 //   * dispatched (the normal case): ready ops go to the process-wide
@@ -21,12 +26,13 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 #define GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 
+#include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cc/executor/team_devices.h"
 #include "cc/profiler/graph_registry.h"
+#include "cc/util/mutex.h"
 #include "tensorflow/core/common_runtime/executor.h"
 #include "tensorflow/core/common_runtime/immutable_executor_state.h"
 #include "tensorflow/core/common_runtime/local_executor_params.h"
@@ -47,6 +53,14 @@ struct StepClock {
   int64_t start_ns = 0;
 };
 
+// The executor's settings from the environment (see above).
+struct ExecutorSettings {
+  bool profiling = true;
+  int64_t inline_threshold_ns = 0;
+  int64_t steal_threshold_ns = 0;  // < 0: work conservation off
+  int64_t share_always_ns = 0;     // < 0: only with an idle team
+};
+
 class GraphiExecutor : public tensorflow::Executor {
  public:
   explicit GraphiExecutor(const tensorflow::LocalExecutorParams& params);
@@ -56,14 +70,14 @@ class GraphiExecutor : public tensorflow::Executor {
 
   absl::Status Run(const Args& args) override;
 
-  // --- Used by GraphiStep. ---
+  // --- Used by the step (graphi_step.cc). ---
   const tensorflow::ImmutableExecutorState& immutable_state() const {
     return immutable_state_;
   }
   GraphProfile& profile() const { return *profile_; }
   // Whether kernel times are recorded into the cost model (GRAPHI_PROFILE,
   // on by default; off makes steps read no clock).
-  bool profiling() const { return profiling_; }
+  bool profiling() const { return settings_.profiling; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
   // Whether a ready node runs on its team's work-conserving pool, where
@@ -94,13 +108,11 @@ class GraphiExecutor : public tensorflow::Executor {
 
   tensorflow::ImmutableExecutorState immutable_state_;
   std::shared_ptr<GraphProfile> profile_;
-  const bool profiling_;
-  const int64_t inline_threshold_ns_;
-  const int64_t steal_threshold_ns_;  // < 0: work conservation off
-  const int64_t share_always_ns_;     // < 0: only with an idle team
+  ExecutorSettings settings_;            // set by the constructor only
+  const absl::Status settings_status_;  // the error Initialize() returns
 
-  std::mutex devices_mu_;
-  std::shared_ptr<const TeamDevices> devices_;  // guarded by devices_mu_
+  Mutex devices_mu_;
+  std::shared_ptr<const TeamDevices> devices_ GRAPHI_GUARDED_BY(devices_mu_);
 };
 
 }  // namespace graphi

@@ -35,7 +35,9 @@ Registrar registrar;
 
 }  // namespace
 
-// Whether this copy of the library registered the factory (for info()).
+// Whether some executor factory is registered under kExecutorTypeName
+// (for info()): this copy of the library's, or another copy's that was
+// loaded first (the registrar then skips its own).
 bool GraphiExecutorRegistered() {
   tensorflow::ExecutorFactory* existing = nullptr;
   return tensorflow::ExecutorFactory::GetFactory(kExecutorTypeName, &existing).ok();

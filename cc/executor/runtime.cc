@@ -1,27 +1,21 @@
 #include "cc/executor/runtime.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 
+#include "cc/executor/env_settings.h"
 #include "cc/executor/thread_affinity.h"
+#include "cc/profiler/graph_registry.h"
 
 namespace graphi {
 
-bool ReadPositiveEnv(const char* name, int* value, std::string* error) {
-  *value = 0;
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return true;
-  char* end = nullptr;
-  errno = 0;
-  long parsed = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || parsed < 1 || parsed > 4096) {
-    *error = std::string(name) + "='" + text +
-             "' is not a valid setting; allowed: a whole number >= 1 (unset it to "
-             "use the default)";
+bool ReadLayoutEnv(const char* name, int* value, std::string* error) {
+  const EnvInt read = ReadEnvInt(name, 1, kMaxLayoutSetting);
+  if (!read.ok()) {
+    *error = read.error;
     return false;
   }
-  *value = static_cast<int>(parsed);
+  *value = static_cast<int>(read.value_or(0));
   return true;
 }
 
@@ -29,24 +23,36 @@ namespace {
 
 // GRAPHI_AUTOTUNE: unset or "1" on, "0" off; GRAPHI_TUNE=0 also turns it off.
 bool AutotuneFromEnv(std::string* error, bool* enabled) {
-  const char* text = std::getenv("GRAPHI_AUTOTUNE");
-  bool on = true;
-  if (text != nullptr && *text != '\0') {
-    const std::string value(text);
-    if (value != "0" && value != "1") {
-      if (error != nullptr) {
-        *error = "GRAPHI_AUTOTUNE='" + value +
-                 "' is not a valid setting; allowed: 0 (off) or 1 (on, the default)";
-      }
-      return false;
-    }
-    on = value == "1";
+  const EnvInt autotune = ReadEnvSwitch("GRAPHI_AUTOTUNE", /*default_on=*/true);
+  if (!autotune.ok()) {
+    if (error != nullptr) *error = autotune.error;
+    return false;
   }
+  bool on = autotune.value == 1;
   const char* tune = std::getenv("GRAPHI_TUNE");
   if (tune != nullptr && std::string(tune) == "0") on = false;
   if (enabled != nullptr) *enabled = on;
   return true;
 }
+
+// The profiler's registry hands settings adopted for running graphs to the
+// Runtime through this (the profiler does not include the executor).
+class RuntimeAdoptionListener final : public AdoptionListener {
+ public:
+  void OnAdopted(const Adoption& adoption, int node_count) override {
+    std::string unused;  // a setting that does not fit is not followed
+    Runtime::Get().AdoptSetting(adoption.setting.executors, adoption.setting.threads_per_executor,
+                                adoption.setting.policy, adoption.source, node_count, &unused);
+  }
+  void OnAdoptionsCleared() override { Runtime::Get().ClearAdoptedSetting(); }
+};
+
+// Set when the library loads, before any graph can register or adopt.
+[[maybe_unused]] const bool kRuntimeListens = [] {
+  static RuntimeAdoptionListener* listener = new RuntimeAdoptionListener();
+  GraphRegistry::Get().SetAdoptionListener(listener);
+  return true;
+}();
 
 }  // namespace
 
@@ -72,25 +78,10 @@ Runtime::Runtime() {
 bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                             std::string* error) {
   int env_e = 0, env_t = 0;
-  if (!ReadPositiveEnv("GRAPHI_EXECUTORS", &env_e, error)) return false;
-  if (!ReadPositiveEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, error)) return false;
-  const char* tune = std::getenv("GRAPHI_TUNE");
-  const bool auto_tune = tune == nullptr || std::string(tune) != "0";
+  if (!ReadLayoutEnv("GRAPHI_EXECUTORS", &env_e, error)) return false;
+  if (!ReadLayoutEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, error)) return false;
   if (!AutotuneFromEnv(error, nullptr)) return false;
-  // Policy: configure() > GRAPHI_POLICY > adopted > default.
-  *policy = auto_tune ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
-  const char* env_policy = std::getenv("GRAPHI_POLICY");
-  if (configured_.policy_set) {
-    *policy = configured_.policy;
-  } else if (env_policy != nullptr && *env_policy != '\0') {
-    if (!ParseReadyPolicy(env_policy, policy)) {
-      *error = std::string("GRAPHI_POLICY='") + env_policy +
-               "' is not a valid setting; allowed: fifo, critical_path_first";
-      return false;
-    }
-  } else if (adopted_.policy_set) {
-    *policy = adopted_.policy;
-  }
+  if (!ResolvePolicyLocked(policy, error)) return false;
   // Layout: configure() > environment > adopted > default.
   int e = 0, t = 0;
   if (configured_.executors || configured_.threads_per_executor) {
@@ -122,6 +113,25 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
   return BuildTeamLayout(topology_, e, t, layout, error);
 }
 
+bool Runtime::ResolvePolicyLocked(ReadyPolicy* policy, std::string* error) {
+  const char* tune = std::getenv("GRAPHI_TUNE");
+  const bool auto_tune = tune == nullptr || std::string(tune) != "0";
+  *policy = auto_tune ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
+  const char* env_policy = std::getenv("GRAPHI_POLICY");
+  if (configured_.policy_set) {
+    *policy = configured_.policy;
+  } else if (env_policy != nullptr && *env_policy != '\0') {
+    if (!ParseReadyPolicy(env_policy, policy)) {
+      *error = std::string("GRAPHI_POLICY='") + env_policy +
+               "' is not a valid setting; allowed: fifo, critical_path_first";
+      return false;
+    }
+  } else if (adopted_.policy_set) {
+    *policy = adopted_.policy;
+  }
+  return true;
+}
+
 void Runtime::ReresolveLocked() {
   TeamLayout layout;
   ReadyPolicy policy;
@@ -138,7 +148,7 @@ void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy pol
 
 bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
                            const std::string& source, int node_count, std::string* error) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (node_count < adopted_node_count_) return false;  // a larger graph's setting wins
   RuntimeSetting candidate;
   candidate.executors = executors;
@@ -170,13 +180,13 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
 
 bool Runtime::Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                        std::string* error) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return ResolveLocked(layout, policy, source, error);
 }
 
 bool Runtime::Configure(int executors, int threads_per_executor, const std::string& policy,
                         std::string* error) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (executors < 0 || threads_per_executor < 0) {
     *error = "executors and threads_per_executor must be >= 1 (or unset); got " +
              std::to_string(executors) + " x " + std::to_string(threads_per_executor);
@@ -209,7 +219,7 @@ bool Runtime::Configure(int executors, int threads_per_executor, const std::stri
 }
 
 void Runtime::ClearAdoptedSetting() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   adopted_ = RuntimeSetting();
   adopted_source_.clear();
   adopted_node_count_ = -1;
@@ -217,7 +227,7 @@ void Runtime::ClearAdoptedSetting() {
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   TeamLayout layout;
   ReadyPolicy policy;
   std::string source;
@@ -228,7 +238,7 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
 }
 
 void Runtime::SetExploring(int executors, int threads_per_executor) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   exploring_ = RuntimeSetting();
   exploring_.executors = executors;
   exploring_.threads_per_executor = threads_per_executor;
@@ -236,30 +246,30 @@ void Runtime::SetExploring(int executors, int threads_per_executor) {
 }
 
 void Runtime::ClearExploring() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   exploring_ = RuntimeSetting();
   ReresolveLocked();
 }
 
 bool Runtime::ExplicitLayout() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (configured_.executors || configured_.threads_per_executor) return true;
   int env_e = 0, env_t = 0;
   std::string error;
   // An invalid value is explicit too: steps fail with its error anyway.
-  if (!ReadPositiveEnv("GRAPHI_EXECUTORS", &env_e, &error)) return true;
-  if (!ReadPositiveEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, &error)) return true;
+  if (!ReadLayoutEnv("GRAPHI_EXECUTORS", &env_e, &error)) return true;
+  if (!ReadLayoutEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, &error)) return true;
   return env_e != 0 || env_t != 0;
 }
 
 void Runtime::SetAutotune(int mode) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   autotune_mode_ = mode < 0 ? -1 : (mode > 0 ? 1 : 0);
 }
 
 bool Runtime::AutotuneEnabled(std::string* error) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (autotune_mode_ >= 0) return autotune_mode_ == 1;
   }
   bool enabled = false;

@@ -18,21 +18,31 @@
 // when the setting changes; steps in flight finish on the teams they started
 // on.
 //
+// The Runtime is the GraphRegistry's AdoptionListener (set when the library
+// loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
+// and ClearAdoptedSetting through it.
+//
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
 #define GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/team_layout.h"
 #include "cc/executor/team_set.h"
 #include "cc/executor/topology.h"
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
 
 namespace graphi {
+
+// The largest GRAPHI_EXECUTORS / GRAPHI_THREADS_PER_EXECUTOR the environment
+// may ask for: more than any machine has cores, small enough that a typo
+// (an extra digit) is an error rather than a huge layout request.
+inline constexpr int kMaxLayoutSetting = 4096;
 
 struct RuntimeSetting {
   int executors = 0;             // 0 = not set
@@ -47,16 +57,19 @@ class Runtime {
 
   // The machine as this process sees it (discovered once).
   const Topology& topology() const { return topology_; }
+  // Why discovering the topology failed (the topology is then the affinity
+  // mask as single-core tiles); empty when it succeeded.
+  const std::string& topology_error() const { return topology_error_; }
 
   // Sets the layout for later steps. 0 means "environment or default" for
   // that field. Returns false with a message naming the setting and the
   // allowed values if the layout does not fit the machine.
   bool Configure(int executors, int threads_per_executor, const std::string& policy,
-                 std::string* error);
+                 std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The teams steps should start on now; builds them on first use. Returns
   // null and fills *error if the environment holds an invalid setting.
-  std::shared_ptr<TeamSet> CurrentTeams(std::string* error);
+  std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // A setting recorded for a graph (source "cache" or "tuned") of
   // `node_count` nodes. Followed unless the user set the layout through
@@ -64,57 +77,63 @@ class Runtime {
   // "tuned" also clears a Configure() (tune() configures while it sweeps).
   // Returns whether the layout now follows it; *error if it does not fit.
   bool AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
-                    const std::string& source, int node_count, std::string* error);
+                    const std::string& source, int node_count, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Forgets the adopted setting (back to environment/default).
-  void ClearAdoptedSetting();
+  void ClearAdoptedSetting() GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The layout the autotuner is trying; below Configure() and the
   // environment, above adopted settings.
-  void SetExploring(int executors, int threads_per_executor);
-  void ClearExploring();
+  void SetExploring(int executors, int threads_per_executor) GRAPHI_LOCKS_EXCLUDED(mu_);
+  void ClearExploring() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Whether Configure() or the environment pins the layout.
-  bool ExplicitLayout();
+  bool ExplicitLayout() GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // -1: follow the environment (GRAPHI_AUTOTUNE, GRAPHI_TUNE); 0: off; 1: on.
-  void SetAutotune(int mode);
+  void SetAutotune(int mode) GRAPHI_LOCKS_EXCLUDED(mu_);
   // Whether online autotuning is on. False with *error set if
   // GRAPHI_AUTOTUNE holds an invalid value.
-  bool AutotuneEnabled(std::string* error = nullptr);
+  bool AutotuneEnabled(std::string* error = nullptr) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Description of the setting in force (for info()): fills the layout that
   // would be used and where it came from ("configure", "environment",
   // "default").
   bool Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                std::string* error);
+                std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
  private:
   Runtime();
+  // The setting in force: the layout, the policy and where it came from.
   bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                     std::string* error);
+                     std::string* error) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The policy: configure() > GRAPHI_POLICY > adopted > default.
+  bool ResolvePolicyLocked(ReadyPolicy* policy, std::string* error)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Resolves the setting again after a change and drops the live teams if
   // it moved (a setting that fails to resolve leaves them as they are).
-  void ReresolveLocked();
+  void ReresolveLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the live teams if `layout`/`policy` differ (rebuilt lazily).
-  void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy);
+  void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  Topology topology_;
-  std::string topology_error_;
+  Topology topology_;           // immutable after construction
+  std::string topology_error_;  // immutable after construction
 
-  std::mutex mu_;
-  RuntimeSetting configured_;                // guarded by mu_
-  RuntimeSetting adopted_;                   // guarded by mu_
-  std::string adopted_source_;               // guarded by mu_
-  int adopted_node_count_ = -1;              // guarded by mu_
-  RuntimeSetting exploring_;                 // guarded by mu_
-  int autotune_mode_ = -1;                   // guarded by mu_
-  std::shared_ptr<TeamSet> teams_;           // guarded by mu_
-  uint64_t next_generation_ = 1;             // guarded by mu_
+  Mutex mu_;
+  RuntimeSetting configured_ GRAPHI_GUARDED_BY(mu_);
+  RuntimeSetting adopted_ GRAPHI_GUARDED_BY(mu_);
+  std::string adopted_source_ GRAPHI_GUARDED_BY(mu_);
+  int adopted_node_count_ GRAPHI_GUARDED_BY(mu_) = -1;
+  RuntimeSetting exploring_ GRAPHI_GUARDED_BY(mu_);
+  int autotune_mode_ GRAPHI_GUARDED_BY(mu_) = -1;
+  std::shared_ptr<TeamSet> teams_ GRAPHI_GUARDED_BY(mu_);
+  uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
 };
 
-// Parses a positive integer environment value; returns false with an error
-// naming `name` for anything else. Unset → *value = 0, true.
-bool ReadPositiveEnv(const char* name, int* value, std::string* error);
+// Reads GRAPHI_EXECUTORS or GRAPHI_THREADS_PER_EXECUTOR: a whole number
+// from 1 to kMaxLayoutSetting, or unset (*value = 0). False with an error
+// naming the variable and that range for anything else.
+bool ReadLayoutEnv(const char* name, int* value, std::string* error);
 
 }  // namespace graphi
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "cc/executor/thread_affinity.h"
+#include "cc/util/check.h"
+#include "cc/util/clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -15,6 +17,14 @@
 
 namespace graphi {
 namespace {
+
+// A spinning worker reads the clock (for its spin deadline) once every this
+// many spins, so that the loop mostly pauses instead of reading the clock.
+constexpr int kSpinsPerClockRead = 64;
+
+// The watchdog checks for stalls four times per stall window, but never
+// more often than every this many ns (a tiny window would make it spin).
+constexpr int64_t kMinWatchdogTickNs = 1000 * 1000;
 
 struct CurrentWorkerInfo {
   Scheduler* scheduler = nullptr;
@@ -31,9 +41,9 @@ struct Scheduler::Worker {
   uint64_t parent_tasks_at_spawn = 0;
   std::thread thread;
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;
-  bool clock_ready = false;     // guarded by mu_
 
-  // Guarded by Scheduler::mu_.
+  // Guarded by Scheduler::mu_ (which the annotations cannot name here).
+  bool clock_ready = false;
   ReadyTask slot;
   bool slot_full = false;
   bool idle = false;
@@ -45,15 +55,15 @@ struct Scheduler::Worker {
   std::atomic<bool> has_task{false};
 
   // Sleep/wake for this worker only.
-  std::mutex wake_mu;
-  std::condition_variable wake_cv;
-  bool sleeping = false;  // guarded by wake_mu
+  Mutex wake_mu;
+  CondVar wake_cv;
+  bool sleeping GRAPHI_GUARDED_BY(wake_mu) = false;
 };
 
+// Guarded by Scheduler::mu_.
 struct Scheduler::TeamState {
   std::vector<Worker*> workers;          // leader first, then substitutes
   std::vector<clockid_t> helper_clocks;  // the team's intra-op threads
-  int substitutes = 0;
   uint64_t tasks_run = 0;
   // Stall detection window.
   bool watching = false;
@@ -66,7 +76,7 @@ Scheduler::Scheduler(Options options)
     : options_(std::move(options)),
       steal_(static_cast<int>(options_.team_cpus.size())),
       queue_(NewReadyQueue(options_.policy)) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   for (size_t k = 0; k < options_.team_cpus.size(); ++k) {
     teams_.push_back(std::make_unique<TeamState>());
   }
@@ -80,10 +90,10 @@ Scheduler::Scheduler(Options options)
 Scheduler::~Scheduler() {
   std::vector<Worker*> all;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     shutdown_.store(true);
     for (auto& w : workers_) all.push_back(w.get());
-    watchdog_cv_.notify_all();
+    watchdog_cv_.SignalAll();
   }
   for (Worker* w : all) Wake(w);
   watchdog_.join();
@@ -108,26 +118,29 @@ void Scheduler::StartWorker(int team, Worker* parent) {
 void Scheduler::Submit(ReadyTask task) {
   Worker* target = nullptr;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     task.seq = next_seq_++;
     if (!idle_.empty()) {
       target = idle_.back();
       idle_.pop_back();
+      // An idle worker's slot is empty: only Submit fills it, and it takes
+      // the worker off the idle list as it does.
+      GRAPHI_DCHECK(target->idle && !target->slot_full);
       target->idle = false;
       target->slot = std::move(task);
       target->slot_full = true;
       target->has_task.store(true, std::memory_order_release);
     } else {
       queue_->Push(std::move(task));
-      if (watchdog_sleeping_) watchdog_cv_.notify_one();
+      if (watchdog_sleeping_) watchdog_cv_.Signal();
     }
   }
   if (target != nullptr) Wake(target);
 }
 
 void Scheduler::Wake(Worker* w) {
-  std::lock_guard<std::mutex> l(w->wake_mu);
-  if (w->sleeping) w->wake_cv.notify_one();
+  MutexLock l(&w->wake_mu);
+  if (w->sleeping) w->wake_cv.Signal();
 }
 
 void Scheduler::WaitForSlot(Worker* w) {
@@ -148,14 +161,16 @@ void Scheduler::WaitForSlot(Worker* w) {
         steal = true;
         break;
       }
-      if ((i & 63) == 63 && MonotonicNowNs() > deadline) break;
+      if (i % kSpinsPerClockRead == kSpinsPerClockRead - 1 && MonotonicNowNs() > deadline) {
+        break;
+      }
       GRAPHI_CPU_RELAX();
     }
     if (done()) break;
     if (!steal) {
-      std::unique_lock<std::mutex> l(w->wake_mu);
+      MutexLock l(&w->wake_mu);
       w->sleeping = true;
-      w->wake_cv.wait(l, [&] { return done() || can_steal(); });
+      while (!done() && !can_steal()) w->wake_cv.Wait(&w->wake_mu);
       w->sleeping = false;
       if (done()) break;
     }
@@ -214,35 +229,25 @@ void Scheduler::WorkerLoop(Worker* w) {
   NameCurrentThread(options_.thread_name_prefix + "-e" + std::to_string(w->team) +
                     (w->parent == nullptr ? std::string("-t0")
                                           : "-s" + std::to_string(w->index_in_team)));
-  std::unique_lock<std::mutex> l(mu_);
+  mu_.Lock();
   w->cpu_clock = CurrentThreadCpuClock();
   w->clock_ready = true;
-  for (;;) {
-    if (shutdown_.load()) break;
+  while (!shutdown_.load()) {
     ReadyTask task;
-    if (w->slot_full) {
-      task = std::move(w->slot);
-      w->slot = ReadyTask();
-      w->slot_full = false;
-      w->has_task.store(false, std::memory_order_relaxed);
-    } else if (ShouldRetire(w)) {
-      w->retired = true;
-      break;
-    } else if (!queue_->Pop(&task)) {
-      w->idle = true;
-      idle_.push_back(w);
-      l.unlock();
+    if (!TakeTaskLocked(w, &task)) {
+      if (w->retired) break;
+      mu_.Unlock();
       WaitForSlot(w);
-      l.lock();
+      mu_.Lock();
       continue;
     }
     w->running = true;
     ++w->tasks_started;
     ++teams_[w->team]->tasks_run;
-    l.unlock();
+    mu_.Unlock();
     task.run(w->team);
     task.run = nullptr;  // release captures outside the lock
-    l.lock();
+    mu_.Lock();
     w->running = false;
   }
   if (w->idle) {
@@ -250,18 +255,38 @@ void Scheduler::WorkerLoop(Worker* w) {
     w->idle = false;
   }
   w->retired = true;
+  mu_.Unlock();
+}
+
+bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
+  if (w->slot_full) {
+    *task = std::move(w->slot);
+    w->slot = ReadyTask();
+    w->slot_full = false;
+    w->has_task.store(false, std::memory_order_relaxed);
+    return true;
+  }
+  if (ShouldRetire(w)) {
+    w->retired = true;
+    return false;
+  }
+  if (queue_->Pop(task)) return true;
+  GRAPHI_DCHECK(!w->idle);
+  w->idle = true;
+  idle_.push_back(w);
+  return false;
 }
 
 void Scheduler::RegisterHelperThread(int team) {
   clockid_t clock = CurrentThreadCpuClock();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (team >= 0 && team < static_cast<int>(teams_.size())) {
     teams_[team]->helper_clocks.push_back(clock);
   }
 }
 
 std::vector<uint64_t> Scheduler::tasks_run_per_team() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<uint64_t> out;
   for (const auto& t : teams_) out.push_back(t->tasks_run);
   return out;
@@ -279,58 +304,60 @@ int64_t Scheduler::TeamCpuNs(const TeamState& team) {
   return total;
 }
 
+bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
+  TeamState& ts = *teams_[k];
+  bool all_busy = true;
+  *newest = nullptr;
+  for (Worker* w : ts.workers) {
+    if (w->retired) continue;
+    if (!w->running || w->slot_full) all_busy = false;
+    *newest = w;
+  }
+  // A team whose op's blocks are being run by other teams' leaders is
+  // waiting for them, not blocked.
+  if (!all_busy || *newest == nullptr || queue_->empty() || steal_.RunningFor(k) > 0) {
+    ts.watching = false;
+    return false;
+  }
+  uint64_t tasks = 0;
+  for (Worker* w : ts.workers) tasks += w->tasks_started;
+  if (!ts.watching || tasks != ts.watch_start_tasks) {
+    ts.watching = true;
+    ts.watch_start_ns = now;
+    ts.watch_start_cpu_ns = TeamCpuNs(ts);
+    ts.watch_start_tasks = tasks;
+    return false;
+  }
+  const int64_t elapsed = now - ts.watch_start_ns;
+  if (elapsed < options_.stall_window_ns) return false;
+  const int64_t cpu = TeamCpuNs(ts) - ts.watch_start_cpu_ns;
+  ts.watching = false;
+  return cpu < static_cast<int64_t>(options_.stall_cpu_fraction * elapsed);
+}
+
 void Scheduler::CheckStalls(int64_t now) {
   for (size_t k = 0; k < teams_.size(); ++k) {
-    TeamState& ts = *teams_[k];
-    bool all_busy = true;
     Worker* newest = nullptr;
-    for (Worker* w : ts.workers) {
-      if (w->retired) continue;
-      if (!w->running || w->slot_full) all_busy = false;
-      newest = w;
-    }
-    // A team whose op's blocks are being run by other teams' leaders is
-    // waiting for them, not blocked.
-    if (!all_busy || newest == nullptr || queue_->empty() ||
-        steal_.RunningFor(static_cast<int>(k)) > 0) {
-      ts.watching = false;
-      continue;
-    }
-    uint64_t tasks = 0;
-    for (Worker* w : ts.workers) tasks += w->tasks_started;
-    if (!ts.watching || tasks != ts.watch_start_tasks) {
-      ts.watching = true;
-      ts.watch_start_ns = now;
-      ts.watch_start_cpu_ns = TeamCpuNs(ts);
-      ts.watch_start_tasks = tasks;
-      continue;
-    }
-    const int64_t elapsed = now - ts.watch_start_ns;
-    if (elapsed < options_.stall_window_ns) continue;
-    const int64_t cpu = TeamCpuNs(ts) - ts.watch_start_cpu_ns;
-    if (cpu < static_cast<int64_t>(options_.stall_cpu_fraction * elapsed)) {
+    if (TeamStalledLocked(static_cast<int>(k), now, &newest)) {
       // The team is parked inside a blocking kernel while work waits.
-      ++ts.substitutes;
       substitutes_started_.fetch_add(1);
       StartWorker(static_cast<int>(k), newest);
     }
-    ts.watching = false;
   }
 }
 
 void Scheduler::WatchdogLoop() {
   NameCurrentThread(options_.thread_name_prefix + "-watch");
-  std::unique_lock<std::mutex> l(mu_);
-  const auto tick = std::chrono::nanoseconds(
-      std::max<int64_t>(options_.stall_window_ns / 4, 1000000));
+  const int64_t tick_ns = std::max<int64_t>(options_.stall_window_ns / 4, kMinWatchdogTickNs);
+  MutexLock l(&mu_);
   while (!shutdown_.load()) {
     if (queue_->empty()) {
       watchdog_sleeping_ = true;
-      watchdog_cv_.wait(l, [&] { return shutdown_.load() || !queue_->empty(); });
+      while (!shutdown_.load() && queue_->empty()) watchdog_cv_.Wait(&mu_);
       watchdog_sleeping_ = false;
       continue;
     }
-    watchdog_cv_.wait_for(l, tick);
+    watchdog_cv_.WaitForNs(&mu_, tick_ns);
     if (shutdown_.load()) break;
     CheckStalls(MonotonicNowNs());
   }

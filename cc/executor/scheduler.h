@@ -36,16 +36,17 @@
 #include <time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/steal_list.h"
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
 
 namespace graphi {
 
@@ -119,14 +120,24 @@ class Scheduler {
   struct Worker;
   struct TeamState;
 
-  void StartWorker(int team, Worker* parent);  // requires mu_
-  void WorkerLoop(Worker* w);
-  void WaitForSlot(Worker* w);
+  // Starts a worker for `team`; a substitute for `parent` if non-null.
+  void StartWorker(int team, Worker* parent) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A worker thread: runs its slot's task or the best queued one, else idles.
+  void WorkerLoop(Worker* w) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Takes the next task for `w` into *task; false when `w` should idle
+  // (then it is listed idle) or retire (w->retired).
+  bool TakeTaskLocked(Worker* w, ReadyTask* task) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An idle worker waits for its slot, stealing blocks meanwhile (leaders).
+  void WaitForSlot(Worker* w) GRAPHI_LOCKS_EXCLUDED(mu_);
   void Wake(Worker* w);
-  void WatchdogLoop();
-  void CheckStalls(int64_t now);                // requires mu_
-  int64_t TeamCpuNs(const TeamState& team);     // requires mu_
-  bool ShouldRetire(const Worker* w) const;     // requires mu_
+  void WatchdogLoop() GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Starts a substitute for every team found blocked with work waiting.
+  void CheckStalls(int64_t now) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether team `k` is blocked with work waiting, over the stall window.
+  bool TeamStalledLocked(int k, int64_t now, Worker** newest)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t TeamCpuNs(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ShouldRetire(const Worker* w) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   // Declared before the workers' state: workers use it until joined.
@@ -135,15 +146,17 @@ class Scheduler {
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
 
-  mutable std::mutex mu_;
-  std::unique_ptr<ReadyQueue> queue_;                // guarded by mu_
-  std::vector<Worker*> idle_;                        // guarded by mu_
-  std::vector<std::unique_ptr<Worker>> workers_;     // guarded by mu_
-  std::vector<std::unique_ptr<TeamState>> teams_;    // guarded by mu_
-  uint64_t next_seq_ = 0;                            // guarded by mu_
+  // Guards the ready set, the idle list and every worker's slot and state
+  // (Worker's fields marked so: they cannot name this lock themselves).
+  mutable Mutex mu_;
+  std::unique_ptr<ReadyQueue> queue_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<Worker*> idle_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Worker>> workers_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<TeamState>> teams_ GRAPHI_GUARDED_BY(mu_);
+  uint64_t next_seq_ GRAPHI_GUARDED_BY(mu_) = 0;
 
-  std::condition_variable watchdog_cv_;
-  bool watchdog_sleeping_ = false;                   // guarded by mu_
+  CondVar watchdog_cv_;
+  bool watchdog_sleeping_ GRAPHI_GUARDED_BY(mu_) = false;
   std::thread watchdog_;
 };
 

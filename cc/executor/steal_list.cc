@@ -1,18 +1,13 @@
 #include "cc/executor/steal_list.h"
 
-#include <chrono>
 #include <utility>
+
+#include "cc/util/clock.h"
 
 namespace graphi {
 namespace {
 
 thread_local int tls_thief = -1;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -53,7 +48,7 @@ StealList::StealList(int num_teams)
 StealList::~StealList() = default;
 
 void StealList::SetSink(int team, Sink sink) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   sinks_[team] = std::move(sink);
 }
 
@@ -81,7 +76,7 @@ bool StealList::Push(int owner, Closure block) {
   Sink sink;
   bool copy = true;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto& list = listed_[owner];
     while (!list.empty() && list.front()->claimed.load(std::memory_order_relaxed)) {
       list.pop_front();
@@ -127,7 +122,7 @@ void StealList::SendToOwners(std::vector<std::shared_ptr<Token>>* flush) {
   for (const std::shared_ptr<Token>& token : *flush) {
     Sink sink;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       sink = sinks_[token->owner];
     }
     if (sink) {
@@ -140,7 +135,7 @@ void StealList::SendToOwners(std::vector<std::shared_ptr<Token>>* flush) {
 }
 
 void StealList::BeginStealing(int thief) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   state_[thief] = 1;
   free_[thief].store(1, std::memory_order_relaxed);
 }
@@ -148,7 +143,7 @@ void StealList::BeginStealing(int thief) {
 void StealList::EndStealing(int thief) {
   std::vector<std::shared_ptr<Token>> flush;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     state_[thief] = 0;
     free_[thief].store(0, std::memory_order_relaxed);
     RebalanceLocked(&flush);
@@ -160,7 +155,7 @@ bool StealList::RunOne(int thief) {
   std::shared_ptr<Token> token;
   std::vector<std::shared_ptr<Token>> flush;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (int i = 1; i < num_teams_ && token == nullptr; ++i) {
       const int owner = (thief + i) % num_teams_;
       auto& list = listed_[owner];
@@ -189,17 +184,17 @@ bool StealList::RunOne(int thief) {
   counters_->running[owner].fetch_add(1, std::memory_order_relaxed);
   const int outer = tls_thief;
   tls_thief = thief;
-  const int64_t start = NowNs();
+  const int64_t start = MonotonicNowNs();
   {
     Closure fn = std::move(token->fn);
     fn();
   }
-  stolen_ns_[thief].fetch_add(NowNs() - start, std::memory_order_relaxed);
+  stolen_ns_[thief].fetch_add(MonotonicNowNs() - start, std::memory_order_relaxed);
   tls_thief = outer;
   stolen_[thief].fetch_add(1, std::memory_order_relaxed);
   counters_->running[owner].fetch_sub(1, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     state_[thief] = 1;
     free_[thief].store(1, std::memory_order_relaxed);
   }

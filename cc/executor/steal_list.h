@@ -50,8 +50,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
 
 namespace graphi {
 
@@ -107,20 +109,23 @@ class StealList {
   struct Counters;
 
   // Moves the oldest deferred tokens beyond what free thieves cover to
-  // *flush. Requires mu_.
-  void RebalanceLocked(std::vector<std::shared_ptr<Token>>* flush);
-  int FreeThievesForLocked(int owner) const;
+  // *flush.
+  void RebalanceLocked(std::vector<std::shared_ptr<Token>>* flush)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int FreeThievesForLocked(int owner) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendToOwners(std::vector<std::shared_ptr<Token>>* flush);
   static Closure OwnerCopy(const std::shared_ptr<Token>& token);
 
   const int num_teams_;
   std::shared_ptr<Counters> counters_;  // shared with tokens (owner copies)
 
-  mutable std::mutex mu_;
-  std::vector<Sink> sinks_;                                 // guarded by mu_
-  std::vector<std::deque<std::shared_ptr<Token>>> listed_;  // per owner; guarded by mu_
-  std::vector<int> deferred_;  // per owner: listed, unclaimed, no owner copy; guarded by mu_
-  std::vector<int> state_;     // per team: 0 not stealing, 1 free, 2 running; guarded by mu_
+  mutable Mutex mu_;
+  std::vector<Sink> sinks_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<std::deque<std::shared_ptr<Token>>> listed_ GRAPHI_GUARDED_BY(mu_);  // per owner
+  // Per owner: listed, unclaimed, no owner copy.
+  std::vector<int> deferred_ GRAPHI_GUARDED_BY(mu_);
+  // Per team: 0 not stealing, 1 free, 2 running.
+  std::vector<int> state_ GRAPHI_GUARDED_BY(mu_);
   std::vector<std::atomic<int>> free_;     // mirror of state_ == 1, lock-free reads
   std::vector<std::atomic<uint64_t>> stolen_;
   std::vector<std::atomic<int64_t>> stolen_ns_;

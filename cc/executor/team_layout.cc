@@ -116,6 +116,30 @@ std::string RangeError(const char* setting, int value, int cores) {
          std::to_string(std::max(cores, 1));
 }
 
+// The layout needs more whole L2 tiles than the machine has.
+std::string TilesError(const Topology& topology, int executors, int threads_per_executor) {
+  bool exact = true;
+  const int64_t needed = TilesNeeded(topology, executors, threads_per_executor, &exact);
+  const int max_teams = MaxTeams(topology, threads_per_executor);
+  std::string err = std::string(kExecutorsSetting) + " x " + kThreadsSetting + " = " +
+                    std::to_string(executors) + " x " + std::to_string(threads_per_executor) +
+                    " does not fit on whole L2 tiles (a tile is never shared between "
+                    "teams): " +
+                    Count(executors, "team") + " of " + Count(threads_per_executor, "thread") +
+                    " need " + (exact ? "" : "at least ") + Count(needed, "tile") + " of " +
+                    DescribeTileSize(topology) + ", but only " +
+                    Count(static_cast<int64_t>(topology.tiles.size()), "tile") +
+                    (topology.tiles.size() == 1 ? " is" : " are") + " available";
+  if (max_teams > 0) {
+    err += "; allowed: " + std::string(kExecutorsSetting) + " <= " + std::to_string(max_teams) +
+           " for " + kThreadsSetting + " = " + std::to_string(threads_per_executor);
+  } else {
+    err += "; allowed: no team of " + Count(threads_per_executor, "thread") + " fits, lower " +
+           kThreadsSetting;
+  }
+  return err;
+}
+
 }  // namespace
 
 bool BuildTeamLayout(const Topology& topology, int executors,
@@ -162,30 +186,7 @@ bool BuildTeamLayout(const Topology& topology, int executors,
   const int placed =
       PlaceTeams(topology, executors, threads_per_executor, &team_cpus);
   if (placed < executors) {
-    bool exact = true;
-    const int64_t needed =
-        TilesNeeded(topology, executors, threads_per_executor, &exact);
-    const int max_teams = MaxTeams(topology, threads_per_executor);
-    *err = std::string(kExecutorsSetting) + " x " + kThreadsSetting + " = " +
-           std::to_string(executors) + " x " +
-           std::to_string(threads_per_executor) +
-           " does not fit on whole L2 tiles (a tile is never shared between "
-           "teams): " +
-           Count(executors, "team") + " of " +
-           Count(threads_per_executor, "thread") + " need " +
-           (exact ? "" : "at least ") + Count(needed, "tile") + " of " +
-           DescribeTileSize(topology) + ", but only " +
-           Count(static_cast<int64_t>(topology.tiles.size()), "tile") +
-           (topology.tiles.size() == 1 ? " is" : " are") + " available";
-    if (max_teams > 0) {
-      *err += "; allowed: " + std::string(kExecutorsSetting) +
-              " <= " + std::to_string(max_teams) + " for " + kThreadsSetting +
-              " = " + std::to_string(threads_per_executor);
-    } else {
-      *err += "; allowed: no team of " +
-              Count(threads_per_executor, "thread") + " fits, lower " +
-              kThreadsSetting;
-    }
+    *err = TilesError(topology, executors, threads_per_executor);
     return false;
   }
 

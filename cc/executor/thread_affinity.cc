@@ -43,12 +43,6 @@ int64_t ReadCpuClockNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-int64_t MonotonicNowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
 namespace {
 thread_local bool tls_graphi_thread = false;
 }  // namespace

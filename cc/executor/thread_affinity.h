@@ -28,9 +28,6 @@ clockid_t CurrentThreadCpuClock();
 // thread exited).
 int64_t ReadCpuClockNs(clockid_t clock);
 
-// Monotonic wall time in nanoseconds.
-int64_t MonotonicNowNs();
-
 // Marks the calling thread as one of GRAPHI's own (a team leader, substitute
 // or helper). Thread-local; never unset.
 void MarkCurrentThreadAsGraphi();

@@ -2,7 +2,7 @@
 //
 // Team k has its own pinned TeamThreadPool of T_k helpers. An op started while
 // a leader of another team is idle, or a long one, runs on a device over this
-// pool instead (GraphiStep::ShareWithIdleTeams):
+// pool instead (GraphiStep::RunDevice in graphi_step.cc):
 // NumThreads() counts every core of the layout, so Eigen, Shard() and oneDNN
 // divide the op into enough blocks for all of them, and each block goes to
 // Scheduler::OfferBlock: an idle leader of another team runs it on its own

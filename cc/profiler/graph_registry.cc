@@ -1,7 +1,5 @@
 #include "cc/profiler/graph_registry.h"
 
-#include "cc/executor/runtime.h"
-
 namespace graphi {
 
 GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_names,
@@ -24,7 +22,7 @@ bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
     costs_.RefreshRanks();
     applied_costs = true;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   has_adoption_ = true;
   adoption_ = adoption;
   return applied_costs;
@@ -43,18 +41,18 @@ bool GraphProfile::EndTopLevelStep(uint64_t epoch) {
 }
 
 bool GraphProfile::has_adoption() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return has_adoption_;
 }
 
 void GraphProfile::ClearAdoption() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   has_adoption_ = false;
   adoption_ = Adoption();
 }
 
 bool GraphProfile::adoption(Adoption* out) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (!has_adoption_) return false;
   *out = adoption_;
   return true;
@@ -62,12 +60,12 @@ bool GraphProfile::adoption(Adoption* out) const {
 
 void GraphProfile::SetLastTimeline(StepTimeline timeline) {
   timeline.step = steps_run();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   last_timeline_ = std::move(timeline);
 }
 
 StepTimeline GraphProfile::LastStep() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_timeline_;
 }
 
@@ -76,11 +74,13 @@ GraphRegistry& GraphRegistry::Get() {
   return *registry;
 }
 
-void GraphRegistry::ForwardToRuntime(const GraphProfile* profile, const Adoption& adoption) {
-  std::string unused;
-  Runtime::Get().AdoptSetting(adoption.setting.executors, adoption.setting.threads_per_executor,
-                              adoption.setting.policy, adoption.source,
-                              profile != nullptr ? profile->node_count() : 0, &unused);
+void GraphRegistry::SetAdoptionListener(AdoptionListener* listener) {
+  listener_.store(listener, std::memory_order_release);
+}
+
+void GraphRegistry::Forward(const GraphProfile& profile, const Adoption& adoption) {
+  AdoptionListener* listener = listener_.load(std::memory_order_acquire);
+  if (listener != nullptr) listener->OnAdopted(adoption, profile.node_count());
 }
 
 std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signature,
@@ -91,7 +91,7 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
   bool has_adoption = false;
   Adoption adoption;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto it = profiles_.find(signature);
     if (it != profiles_.end() && it->second->node_names() == node_names) return it->second;
     profile = std::make_shared<GraphProfile>(signature, std::move(node_names),
@@ -106,7 +106,7 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
   }
   if (has_adoption) {
     profile->ApplyAdoption(adoption);
-    ForwardToRuntime(profile.get(), adoption);
+    Forward(*profile, adoption);
   }
   return profile;
 }
@@ -114,7 +114,7 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
 bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption) {
   std::shared_ptr<GraphProfile> profile;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     adoptions_[signature] = adoption;
     auto it = profiles_.find(signature);
     if (it != profiles_.end()) profile = it->second;
@@ -122,7 +122,7 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
   bool applied = false;
   if (profile != nullptr) {
     applied = profile->ApplyAdoption(adoption);
-    ForwardToRuntime(profile.get(), adoption);
+    Forward(*profile, adoption);
   } else {
     // Not seen yet: the layout follows when the graph's executor registers,
     // so importing a cache full of entries does not re-partition the teams.
@@ -133,29 +133,30 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
 void GraphRegistry::ClearAdoptions() {
   std::vector<std::shared_ptr<GraphProfile>> profiles;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     adoptions_.clear();
     for (const auto& kv : profiles_) profiles.push_back(kv.second);
   }
   for (const auto& p : profiles) p->ClearAdoption();
-  Runtime::Get().ClearAdoptedSetting();
+  AdoptionListener* listener = listener_.load(std::memory_order_acquire);
+  if (listener != nullptr) listener->OnAdoptionsCleared();
 }
 
 void GraphRegistry::RecordStepsThrough(int64_t step) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   record_through_step_ = step;
   for (const auto& kv : profiles_) kv.second->RecordStepsThrough(step);
 }
 
 std::vector<std::shared_ptr<GraphProfile>> GraphRegistry::List() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<std::shared_ptr<GraphProfile>> out;
   for (const auto& kv : profiles_) out.push_back(kv.second);
   return out;
 }
 
 std::shared_ptr<GraphProfile> GraphRegistry::Find(const std::string& signature) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = profiles_.find(signature);
   return it == profiles_.end() ? nullptr : it->second;
 }

@@ -5,10 +5,10 @@
 // cost model, step counter and adopted setting, provided their node names
 // match (same construction, so node ids mean the same nodes).
 //
-// Adopted settings come from the cache (at import) or from tune(); they are
-// kept by signature, so they also apply to graphs seen later in the process,
-// and are forwarded to the Runtime, which decides whether the process-wide
-// layout follows them.
+// Adopted settings come from the cache (at import), tune() or the autotuner;
+// they are kept by signature, so they also apply to graphs seen later in the
+// process, and are handed to the AdoptionListener (the executor's Runtime),
+// which decides whether the process-wide layout follows them.
 //
 // Step timelines: a profile records the next step when asked
 // (RecordNextStep), or every step up to a step number (RecordStepsThrough,
@@ -24,28 +24,16 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "cc/profiler/adoption.h"
 #include "cc/profiler/cost_model.h"
 #include "cc/profiler/timeline_recorder.h"
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
 
 namespace graphi {
-
-struct GraphSetting {
-  int executors = 0;
-  int threads_per_executor = 0;
-  std::string policy;
-};
-
-// A setting (and costs) recorded for a signature by the cache or by tune().
-struct Adoption {
-  GraphSetting setting;
-  std::string source;  // "cache", "tuned" or "autotuned"
-  std::vector<int64_t> node_costs_ns;
-  std::vector<std::string> node_names;
-};
 
 class GraphProfile {
  public:
@@ -109,10 +97,10 @@ class GraphProfile {
   std::atomic<int> top_level_in_flight_{0};
   std::atomic<uint64_t> overlap_epoch_{0};
 
-  mutable std::mutex mu_;
-  bool has_adoption_ = false;             // guarded by mu_
-  Adoption adoption_;                     // guarded by mu_
-  StepTimeline last_timeline_;            // guarded by mu_
+  mutable Mutex mu_;
+  bool has_adoption_ GRAPHI_GUARDED_BY(mu_) = false;
+  Adoption adoption_ GRAPHI_GUARDED_BY(mu_);
+  StepTimeline last_timeline_ GRAPHI_GUARDED_BY(mu_);
 };
 
 class GraphRegistry {
@@ -132,24 +120,30 @@ class GraphRegistry {
   void RecordStepsThrough(int64_t step);
 
   // Records an adoption for `signature` (now and for graphs registered
-  // later) and hands its setting to the Runtime. Returns whether costs were
-  // applied to a live graph.
+  // later) and, once the graph runs, hands it to the listener. Returns
+  // whether costs were applied to a live graph.
   bool Adopt(const std::string& signature, const Adoption& adoption);
 
-  // Forgets every adoption (and the Runtime's adopted setting): for tests,
-  // and for users who want the default back without restarting.
+  // Forgets every adoption (and tells the listener): for tests, and for
+  // users who want the default back without restarting.
   void ClearAdoptions();
+
+  // Who hears about adoptions of running graphs (null: nobody). Not owned;
+  // must live as long as the registry (the process).
+  void SetAdoptionListener(AdoptionListener* listener);
 
   std::vector<std::shared_ptr<GraphProfile>> List() const;
   std::shared_ptr<GraphProfile> Find(const std::string& signature) const;
 
  private:
-  void ForwardToRuntime(const GraphProfile* profile, const Adoption& adoption);
+  // Hands `adoption` of the running graph `profile` to the listener.
+  void Forward(const GraphProfile& profile, const Adoption& adoption) GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<GraphProfile>> profiles_;  // guarded by mu_
-  std::map<std::string, Adoption> adoptions_;                      // guarded by mu_
-  int64_t record_through_step_ = 0;                                // guarded by mu_
+  std::atomic<AdoptionListener*> listener_{nullptr};
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<GraphProfile>> profiles_ GRAPHI_GUARDED_BY(mu_);
+  std::map<std::string, Adoption> adoptions_ GRAPHI_GUARDED_BY(mu_);
+  int64_t record_through_step_ GRAPHI_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace graphi

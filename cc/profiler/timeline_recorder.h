@@ -7,8 +7,8 @@
 // (graphi_tf.trace).
 //
 // The recorder also notes when the step started (its construction, when the
-// step is created) and ended (Take()), on the same steady clock as the node
-// executions, plus the wall-clock time of the start for humans.
+// step is created) and ended (Take()), on the same clock as the node executions
+// (cc/util/clock.h), plus the wall-clock time of the start for humans.
 //
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_PROFILER_TIMELINE_RECORDER_H_
@@ -16,11 +16,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "cc/profiler/execution_observer.h"
+#include "cc/util/clock.h"
+#include "cc/util/mutex.h"
 
 namespace graphi {
 
@@ -32,8 +33,8 @@ struct NodeExecution {
   int64_t end_ns = 0;
 };
 
-// One recorded step. Times are steady-clock nanoseconds (the clock of the
-// node executions) except wall_start_unix_ns.
+// One recorded step. Times are MonotonicNowNs() nanoseconds (the clock of
+// the node executions) except wall_start_unix_ns.
 struct StepTimeline {
   int64_t step = 0;            // 1-based step number of the graph; set by the profile
   int64_t start_ns = 0;        // when the step was created
@@ -47,14 +48,14 @@ class TimelineRecorder final : public ExecutionObserver {
  public:
   explicit TimelineRecorder(int num_teams)
       : num_teams_(num_teams),
-        start_ns_(SteadyNowNs()),
+        start_ns_(MonotonicNowNs()),
         wall_start_unix_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count()) {}
 
   void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
                       int64_t end_ns) override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     executions_.push_back({node_id, team, merged, start_ns, end_ns});
   }
 
@@ -62,26 +63,20 @@ class TimelineRecorder final : public ExecutionObserver {
   StepTimeline Take() {
     StepTimeline out;
     out.start_ns = start_ns_;
-    out.end_ns = SteadyNowNs();
+    out.end_ns = MonotonicNowNs();
     out.wall_start_unix_ns = wall_start_unix_ns_;
     out.num_teams = num_teams_;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     out.executions = std::move(executions_);
     return out;
-  }
-
-  static int64_t SteadyNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
   }
 
  private:
   const int num_teams_;
   const int64_t start_ns_;
   const int64_t wall_start_unix_ns_;
-  std::mutex mu_;
-  std::vector<NodeExecution> executions_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<NodeExecution> executions_ GRAPHI_GUARDED_BY(mu_);
 };
 
 }  // namespace graphi

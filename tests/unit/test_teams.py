@@ -171,6 +171,27 @@ def test_invalid_environment_setting_fails_the_session_naming_the_variable():
     assert "GRAPHI_EXECUTORS='lots'" in proc.stdout
 
 
+def test_info_gives_the_reason_topology_discovery_failed_and_then_single_cpu_tiles():
+    info = graphi_tf.info()
+    error = info["topology_error"]
+    if error is None:
+        return  # discovery worked: tiles come from sysfs
+    assert isinstance(error, str) and error
+    assert info["tiles"] == [[cpu] for cpu in info["usable_cpus"]]
+
+
+def test_an_invalid_inline_threshold_fails_the_session_naming_the_variable_and_range(monkeypatch):
+    # Read when the executor is created: this session's executor only.
+    monkeypatch.setenv("GRAPHI_INLINE_THRESHOLD_NS", "fast")
+    with tf.Graph().as_default() as g:
+        x = tf.constant(1.0) + 1.0
+    with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"GRAPHI_INLINE_THRESHOLD_NS='fast' is not a valid setting; "
+                                 r"allowed: a whole number >= 0"):
+            s.run(x)
+
+
 def test_library_built_for_another_tensorflow_refuses_to_import_with_both_versions():
     proc = _run_python("""
         import sys, types

@@ -1,0 +1,26 @@
+// The one clock GRAPHI reads for durations: monotonic nanoseconds.
+//
+// Kernel times (cost model, timelines), step times (autotuner), spin
+// deadlines and the watchdog all use it, so their figures compare directly.
+// It is CLOCK_MONOTONIC, the clock of std::chrono::steady_clock on Linux and
+// of Python's time.monotonic_ns().
+//
+// Free of TensorFlow types. Thread-safety: thread-safe.
+#ifndef GRAPHI_TF_CC_UTIL_CLOCK_H_
+#define GRAPHI_TF_CC_UTIL_CLOCK_H_
+
+#include <time.h>
+
+#include <cstdint>
+
+namespace graphi {
+
+inline int64_t MonotonicNowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_UTIL_CLOCK_H_
