@@ -601,12 +601,20 @@ def check_spec(spec: dict, layouts: Sequence[Tuple[int, int]], timeout: float) -
     import graphi_tf
 
     label = f"seed {spec['seed']} {spec['mode']}"
-    want = _with_timeout(lambda: build(spec).run(""), timeout, f"{label} DEFAULT")
+    # A tf.compat.v1 graph is built once: each session has its own variables, queues and
+    # iterators. A tf.function is traced afresh per run, so that its nested calls (whose
+    # executor is fixed when they are traced) run on the executor under test.
+    graph_case = build(spec) if spec["mode"] == "graph" else None
+
+    def case():
+        return graph_case or build(spec)
+
+    want = _with_timeout(lambda: case().run(""), timeout, f"{label} DEFAULT")
     diffs = []
     try:
         for e, t in layouts:
             graphi_tf.configure(executors=e, threads_per_executor=t)
-            got = _with_timeout(lambda: build(spec).run(graphi_tf.EXECUTOR_TYPE), timeout,
+            got = _with_timeout(lambda: case().run(graphi_tf.EXECUTOR_TYPE), timeout,
                                 f"{label} GRAPHI {e}x{t}")
             diffs += compare_runs(want, got, f"{label} GRAPHI {e}x{t}")
     finally:
