@@ -281,8 +281,12 @@ class _Builder:
                     update = var.assign_add(a[0] * 0.05, read_value=False)
             with tf.control_dependencies([update]):
                 out = var.read_value()
+            # A ref variable's read is an Identity that aliases the variable's buffer, which a
+            # later assign_add changes in place; a copy, which the next update waits for, is
+            # the value consumers may rely on (stock TensorFlow has the same race).
+            out = out * 1.0
             self.last[key] = out.op if self.graph_mode else out
-            return tf.identity(out)
+            return out
         if op == "queue":
             queue = self.state["queue"]
             with self._after("queue"):
@@ -349,14 +353,19 @@ class GraphCase:
         if _uses(spec, "queue") or any(p.get("timeout") for p in spec["plans"]):
             state["queue"] = tf.queue.FIFOQueue(4, tf.float32, shapes=[[DIM, DIM]], name="queue")
             self.empty_dequeue = tf.queue.FIFOQueue(1, tf.float32, shapes=[[]], name="empty").dequeue()
+        initializers = []
         if _uses(spec, "dataset"):
-            state["iterator"] = tf.compat.v1.data.make_one_shot_iterator(_make_dataset(spec))
+            # Initialised before the steps: a one-shot iterator initialises inside the first
+            # step that uses it, and a step that fails (the assert) while it does so cancels
+            # the initialisation for good, on either executor, depending on timing.
+            state["iterator"] = tf.compat.v1.data.make_initializable_iterator(_make_dataset(spec))
+            initializers.append(state["iterator"].initializer)
         builder = _Builder(spec, state)
         if spec["assert_step"] is not None:
             builder.gate = [tf.debugging.Assert(tf.not_equal(self.step, spec["assert_step"]),
                                                 [self.step], name="fuzz_assert")]
         self.values = builder.program(spec["nodes"], self.inputs, 0)
-        self.init = tf.compat.v1.global_variables_initializer()
+        self.init = tf.group(tf.compat.v1.global_variables_initializer(), *initializers)
 
     def feed_inputs_of(self, tensor) -> set:
         """Indices of the inputs ``tensor`` depends on (data or control), and -1 for the step."""
