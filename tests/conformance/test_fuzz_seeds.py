@@ -20,7 +20,7 @@ _spec.loader.exec_module(fuzz)
 CI_SEEDS = range(25)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("mode", fuzz.MODES)
 @pytest.mark.parametrize("seed", CI_SEEDS)
 def test_fuzz_seed_gives_the_same_results_under_graphi_in_every_layout(seed, mode):
