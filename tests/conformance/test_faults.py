@@ -169,11 +169,14 @@ _EXIT_DURING_STEP = textwrap.dedent("""
 """)
 
 
-def test_interpreter_exit_while_steps_run_neither_hangs_nor_crashes():
+def test_interpreter_exit_while_steps_run_does_not_hang():
+    # Only the hang is checked. The exit status is not: with steps still in flight in daemon
+    # threads, TensorFlow's stock executor itself dies with SIGSEGV in interpreter teardown in
+    # some runs (2 of 6 with GRAPHI_TEST_FAKE=1 on 2026-12-02, and GRAPHI 2 of 6;
+    # docs/reliability.md), so "no crash" is not a property this test can demand of GRAPHI.
     proc = subprocess.run([sys.executable, "-c", _EXIT_DURING_STEP], capture_output=True, text=True,
                           timeout=90)
     assert "EXITING" in proc.stdout, proc.stderr[-3000:]
-    assert proc.returncode == 0, f"exit status {proc.returncode}\n{proc.stderr[-3000:]}"
 
 
 _LAYOUT_ABOVE_MASK = textwrap.dedent("""
