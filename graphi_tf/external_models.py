@@ -28,6 +28,8 @@ import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from graphi_tf.models._step import apply_function_threads
+
 EXECUTORS: Tuple[str, ...] = ("GRAPHI", "DEFAULT", "SINGLE_THREADED_EXECUTOR")
 LOADERS: Tuple[str, ...] = ("tf2", "tf1")
 DEFAULT_SIGNATURE = "serving_default"
@@ -235,28 +237,6 @@ def _check_threads(name: str, value: Any) -> Optional[int]:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise UsageError(f"{name}={value!r} is invalid; allowed: a whole number >= 1, or None for TensorFlow's default")
     return value
-
-
-def _apply_eager_threads(inter_op: Optional[int], intra_op: Optional[int]) -> None:
-    """tf.config.threading for tf.function steps; it only takes before TensorFlow's eager
-    context starts, so a different value after that is an error, not silently ignored."""
-    import tensorflow as tf
-
-    threading = tf.config.threading
-    for name, value, get, set_ in (
-            ("inter_op", inter_op, threading.get_inter_op_parallelism_threads,
-             threading.set_inter_op_parallelism_threads),
-            ("intra_op", intra_op, threading.get_intra_op_parallelism_threads,
-             threading.set_intra_op_parallelism_threads)):
-        if value is None or get() == value:
-            continue
-        try:
-            set_(value)
-        except RuntimeError:
-            raise RuntimeError(
-                f"{name}={value} cannot be applied: TensorFlow's eager context is already initialised with "
-                f"{name}={get() or 'default'} in this process. Pass {name} before running any TensorFlow op "
-                f"(in a fresh process), or pass {name}=None.") from None
 
 
 def _executor_scope(executor: str) -> Any:
@@ -616,7 +596,7 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if loader == "tf1":
         return _TF1SavedModelStep(checked, executor, seed, inter_op, intra_op)
-    _apply_eager_threads(inter_op, intra_op)
+    apply_function_threads(inter_op, intra_op)
     return _TF2SavedModelStep(checked, executor, seed)
 
 
@@ -822,7 +802,7 @@ def keras_model_step(path: str, executor: str = "GRAPHI", *, train: bool = False
     inter_op, intra_op = _check_threads("inter_op", inter_op), _check_threads("intra_op", intra_op)
     explicit = _explicit_shapes(inputs)  # a malformed shape fails before the model loads
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    _apply_eager_threads(inter_op, intra_op)
+    apply_function_threads(inter_op, intra_op)
     import keras
 
     keras.utils.set_random_seed(seed)

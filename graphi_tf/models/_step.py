@@ -240,7 +240,9 @@ class GraphTrainingStep(TrainingStep):
             self.session.close()
 
 
-def _apply_function_threads(inter_op: Optional[int], intra_op: Optional[int]) -> None:
+def apply_function_threads(inter_op: Optional[int], intra_op: Optional[int]) -> None:
+    """tf.config.threading for tf.function steps; it only takes before TensorFlow's eager
+    context starts, so a different value after that is an error, not silently ignored."""
     import tensorflow as tf
 
     threading = tf.config.threading
@@ -266,7 +268,7 @@ class FunctionTrainingStep(TrainingStep):
 
     def __init__(self, spec: ModelSpec, size: str, hp: Dict[str, Any], executor: str, seed: int,
                  inter_op: Optional[int], intra_op: Optional[int]):
-        _apply_function_threads(inter_op, intra_op)
+        apply_function_threads(inter_op, intra_op)
         import tensorflow as tf
 
         if executor == "GRAPHI":
