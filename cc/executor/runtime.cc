@@ -142,8 +142,23 @@ void Runtime::ReresolveLocked() {
 void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy) {
   if (teams_ != nullptr && (teams_->layout().team_cpus != layout.team_cpus ||
                             teams_->scheduler().policy() != policy)) {
+    // The exploring_ check covers SetExploring (the set the graph started on);
+    // a non-empty warm_teams_ covers the switch back in ClearExploring.
+    if (exploring_.executors != 0 || !warm_teams_.empty()) warm_teams_.push_back(teams_);
     teams_.reset();
   }
+}
+
+std::shared_ptr<TeamSet> Runtime::TakeWarmTeamsLocked(const TeamLayout& layout,
+                                                      ReadyPolicy policy) {
+  for (auto it = warm_teams_.begin(); it != warm_teams_.end(); ++it) {
+    if ((*it)->layout().team_cpus == layout.team_cpus && (*it)->scheduler().policy() == policy) {
+      std::shared_ptr<TeamSet> found = *it;
+      warm_teams_.erase(it);
+      return found;
+    }
+  }
+  return nullptr;
 }
 
 bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
@@ -227,13 +242,22 @@ void Runtime::ClearAdoptedSetting() {
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
+  // Declared before the lock so that released sets are destroyed (their idle
+  // threads joined) after it is let go.
+  std::vector<std::shared_ptr<TeamSet>> released;
   MutexLock l(&mu_);
   TeamLayout layout;
   ReadyPolicy policy;
   std::string source;
-  if (teams_ != nullptr) return teams_;
-  if (!ResolveLocked(&layout, &policy, &source, error)) return nullptr;
-  teams_ = TeamSet::Create(layout, policy, next_generation_++);
+  if (teams_ == nullptr) {
+    if (!ResolveLocked(&layout, &policy, &source, error)) return nullptr;
+    teams_ = TakeWarmTeamsLocked(layout, policy);
+    if (teams_ == nullptr) teams_ = TeamSet::Create(layout, policy, next_generation_++);
+  }
+  // Past exploration (the autotuner adopts right after it stops, before the
+  // next step gets here), the sets of the layouts not chosen are let go; their
+  // threads end once no step holds them.
+  if (exploring_.executors == 0 && !warm_teams_.empty()) released.swap(warm_teams_);
   return teams_;
 }
 

@@ -16,7 +16,13 @@
 //
 // Teams are created lazily, on the first step that needs them, and rebuilt
 // when the setting changes; steps in flight finish on the teams they started
-// on.
+// on. While the autotuner explores, the team sets it leaves are kept warm and
+// reused when a layout comes round again, and the first step after it stops
+// runs on the kept set of the layout it settled on: "kept the default" means
+// the very threads the graph started on, not new ones that start with cold
+// thread-local state (oneDNN's primitive cache, malloc arenas), and
+// exploration builds at most one set per candidate layout rather than one per
+// visit. The other kept sets are released then.
 //
 // The Runtime is the GraphRegistry's AdoptionListener (set when the library
 // loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
@@ -29,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cc/executor/ready_queue.h"
 #include "cc/executor/team_layout.h"
@@ -112,8 +119,12 @@ class Runtime {
   // Resolves the setting again after a change and drops the live teams if
   // it moved (a setting that fails to resolve leaves them as they are).
   void ReresolveLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops the live teams if `layout`/`policy` differ (rebuilt lazily).
+  // Drops the live teams if `layout`/`policy` differ (rebuilt lazily); while
+  // exploring, or until the first step after it, into warm_teams_.
   void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes and returns the kept set for `layout`/`policy`, or null.
+  std::shared_ptr<TeamSet> TakeWarmTeamsLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Topology topology_;           // immutable after construction
@@ -127,6 +138,8 @@ class Runtime {
   RuntimeSetting exploring_ GRAPHI_GUARDED_BY(mu_);
   int autotune_mode_ GRAPHI_GUARDED_BY(mu_) = -1;
   std::shared_ptr<TeamSet> teams_ GRAPHI_GUARDED_BY(mu_);
+  // Team sets left while exploring (at most one per candidate layout), idle.
+  std::vector<std::shared_ptr<TeamSet>> warm_teams_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
 };
 

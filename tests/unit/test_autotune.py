@@ -50,7 +50,11 @@ SCRIPT = textwrap.dedent("""
     main = max(info["graphs"], key=lambda g: g["node_count"])
     from graphi_tf import autotune
     written = autotune.persist_decisions()
+    from graphi_tf import _loader
+    native = _loader.native()
     json.dump({"main": main, "same_results": same, "enabled": info["autotune_enabled"],
+               "generation": native.scheduler_stats()["generation"],
+               "candidates": [list(c) for c in native.tuning_candidates()],
                "written": written, "cache": sorted(os.listdir(os.environ["GRAPHI_CACHE_DIR"]))
                if os.path.isdir(os.environ["GRAPHI_CACHE_DIR"]) else []}, sys.stdout)
 """)
@@ -76,6 +80,19 @@ def test_an_untuned_graph_is_explored_then_adopted_and_cached(tmp_path):
     assert len(tune["round_medians_ms"]) >= 2
     assert out["cache"], "the decision was not cached"
     assert out["same_results"]
+
+
+def test_exploration_builds_one_team_set_per_layout_and_settles_on_it(tmp_path):
+    # Later rounds revisit a layout on the threads of its first visit, and the layout
+    # chosen keeps running on them: kept_default means the teams the graph started on
+    # (generation 1), not a new set with cold thread-local caches.
+    out, _ = run(tmp_path, 400)
+    tune = out["main"]["autotune"]
+    assert tune["state"] in ("adopted", "kept_default"), tune
+    assert tune["visits_done"] > len(out["candidates"]), tune
+    assert out["generation"] <= len(out["candidates"]), out["generation"]
+    if tune["state"] == "kept_default":
+        assert out["generation"] == 1
 
 
 def test_a_later_process_starts_from_the_cached_decision(tmp_path):
