@@ -201,8 +201,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
         cli_common.add_case_arguments(
             parser, script_note="; the worker applies each arm to it (see graphi_tf._ab_worker)")
         parser.add_argument("--out-dir", default=None,
-                            help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode> "
-                                 "or ./ab_results/<script stem>)")
+                            help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode>, "
+                                 "./ab_results/<script stem>, ./ab_results/<SavedModel dir>_<loader> or "
+                                 "./ab_results/<keras file stem>_infer|_train)")
         parser.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
                             help=f"untimed steps per arm process (default {DEFAULT_WARMUP})")
         parser.add_argument("--steps", type=_int_at_least(1), default=DEFAULT_STEPS,
@@ -239,7 +240,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
                         help="seconds before one process is killed and its arm counted failed "
                              f"(default {DEFAULT_TIMEOUT_S:.0f})")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the arm processes")
-    parser.add_argument("--seed", type=int, default=0, help="--model seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="--model, --saved-model, --keras-model: seeds the model and its inputs (default 0)")
     parser.add_argument("--no-png", action="store_true", help="do not write ab.png")
 
 
@@ -347,16 +349,19 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
            env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
-    The stages: the tuning run (if an arm starts from the tuned cache), ``repeats`` rounds
-    over the arms, the reference run (``trace_steps`` > 0), then ``graphi_tf.report``.
-    Returns the report document (``graphi_tf.report`` schema). Raises ValueError for an
-    unknown arm name.
+    The stages: the case check (``check_case``; nothing is written before it passes), the
+    tuning run (if an arm starts from the tuned cache), ``repeats`` rounds over the arms, the
+    reference run (``trace_steps`` > 0 and the case has a traceable reference:
+    ``Case.reference_case``), then ``graphi_tf.report``. Returns the report document
+    (``graphi_tf.report`` schema). Raises ValueError for an unknown arm name,
+    cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
     """
     cores = usable_cores()
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
-    os.makedirs(out_dir, exist_ok=True)
     runner = _Runner(python, _base_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"))
+    check_case(case, runner)
+    os.makedirs(out_dir, exist_ok=True)
     settings = {"warmup": warmup, "steps": steps, "repeats": repeats,
                 "arms": list(arms) + [a.name for a in env_arms],
                 "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
@@ -376,10 +381,35 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
             raw["arms"][arm.name]["rounds"].append(record)
             _log(f"[round {r + 1}/{repeats}] {arm.name}: {_round_status(record)}")
     if trace_steps > 0:
-        raw["bound"] = _measure_bound(runner, min(warmup, REFERENCE_MAX_WARMUP), steps, trace_steps, cores)
+        reference, why = case.reference_case()
+        raw["bound"] = (_measure_bound(runner, min(warmup, REFERENCE_MAX_WARMUP), steps, trace_steps, cores)
+                        if reference is not None else {"skipped": why})
     doc = _report.build_report(raw)
     write_outputs(doc, out_dir, png=png)
     return doc
+
+
+class CaseCheckError(RuntimeError):
+    """The process that checks a case by building its step failed for a reason that is not
+    the case's options (a crash, a timeout)."""
+
+
+def check_case(case: Case, runner: "_Runner") -> None:
+    """Checks the case before any arm starts or anything is written: its options and files
+    here (``cli_common.check_case``) and, for a ``.keras`` file, whose custom objects and
+    compiled state only loading it can show, by building its step once in a "check" worker
+    (this process runs nothing on TensorFlow). Raises cli_common.UsageError naming what is
+    wrong, or CaseCheckError."""
+    cli_common.check_case(case)
+    if case.kind != "keras":
+        return
+    rec = runner.run("check", "DEFAULT", [], {})
+    result = rec["result"] or {}
+    if rec["ok"]:
+        return
+    if result.get("usage_error"):
+        raise cli_common.UsageError(result["usage_error"])
+    raise CaseCheckError(f"checking {case.name} failed: {rec['error']}\n{rec['stderr_tail'] or ''}".rstrip())
 
 
 def _raw_document(case: Case, cores: int, arm_list: Sequence[Arm], settings: Dict[str, Any]) -> Dict[str, Any]:
@@ -549,11 +579,9 @@ def default_out_dir(case: Case) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``graphi-tf ab``: runs the comparison, prints the table, writes the files."""
-    case = Case.from_args(args)
-    out_dir = args.out_dir or default_out_dir(case)
     try:
-        if case.script:
-            cli_common.check_script(case.script)
+        case = Case.from_args(args)
+        out_dir = args.out_dir or default_out_dir(case)
         doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
                      tune_steps=args.tune_steps, trace_steps=args.trace_steps,
@@ -561,6 +589,8 @@ def run(args: argparse.Namespace) -> int:
                      python=args.python, png=not args.no_png, env_arms=args.graphi_env)
     except (cli_common.UsageError, ValueError) as e:
         return cli_common.error(str(e))
+    except CaseCheckError as e:
+        return cli_common.error(str(e), 1)
     print(_report.render_terminal(doc))
     print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + ("" if args.no_png else ", ab.png"))
     return 0 if any(a["status"] != "failed" for a in doc["arms"].values()) else 1
