@@ -12,9 +12,8 @@ import tensorflow as tf
 
 from graphi_tf import cli, cli_common, report
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(200)  # worker processes start TensorFlow; slow on a shared machine
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAST = ["--repeats", "1", "--warmup", "1", "--steps", "2", "--no-png"]
 
 
@@ -54,16 +53,9 @@ def keras_file(tmp_path_factory):
     return path
 
 
-def _env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return env
-
-
-def _ab(argv, out, timeout=110):
+def _ab(env, argv, out, timeout=190):
     proc = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "ab", *argv, "--out-dir", str(out), *FAST],
-                          env=_env(), capture_output=True, text=True, timeout=timeout)
+                          env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "ab.json").read_text())
     report.check_schema(doc)
@@ -74,10 +66,10 @@ def _ab(argv, out, timeout=110):
 # ------------------------------------------------------------------------ end to end
 
 
-@pytest.mark.timeout(200)  # 4 processes: 2 arms, the two references (W and CP)
-def test_ab_runs_a_saved_model_and_bounds_it_through_the_tf1_loader(saved_model, tmp_path):
-    doc, proc = _ab(["--saved-model", saved_model, "--batch", "2", "--arms", "stock_default,graphi_untuned",
-                     "--trace-steps", "1"], tmp_path / "out", timeout=190)
+@pytest.mark.timeout(300)  # 4 processes: 2 arms, the two references (W and CP)
+def test_ab_runs_a_saved_model_and_bounds_it_through_the_tf1_loader(saved_model, tmp_path, cli_env):
+    doc, proc = _ab(cli_env, ["--saved-model", saved_model, "--batch", "2", "--arms", "stock_default,graphi_untuned",
+                     "--trace-steps", "1"], tmp_path / "out", timeout=290)
     assert doc["case"]["name"] == "two_layers_tf2" and doc["case"]["kind"] == "saved_model"
     assert doc["case"]["path"] == saved_model and doc["case"]["batch"] == 2
     assert doc["examples_per_step"] == 2 and doc["graph_nodes"] > 0
@@ -87,8 +79,8 @@ def test_ab_runs_a_saved_model_and_bounds_it_through_the_tf1_loader(saved_model,
     assert f"SavedModel {saved_model} (signature serving_default, tag serve, loader tf2, batch 2)" in proc.stdout
 
 
-def test_ab_runs_the_tf1_loader_on_a_named_signature_with_an_explicit_input_shape(saved_model, tmp_path):
-    doc, _ = _ab(["--saved-model", saved_model, "--signature", "pooled", "--loader", "tf1",
+def test_ab_runs_the_tf1_loader_on_a_named_signature_with_an_explicit_input_shape(saved_model, tmp_path, cli_env):
+    doc, _ = _ab(cli_env, ["--saved-model", saved_model, "--signature", "pooled", "--loader", "tf1",
                   "--input", "seq=2x5x4", "--arms", "stock_default,graphi_untuned", "--trace-steps", "0"],
                  tmp_path / "out")
     assert doc["case"]["name"] == "two_layers_tf1" and doc["case"]["inputs"] == ["seq=2x5x4"]
@@ -96,8 +88,8 @@ def test_ab_runs_the_tf1_loader_on_a_named_signature_with_an_explicit_input_shap
 
 
 @pytest.mark.parametrize("train, name", [(False, "small_infer"), (True, "small_train")])
-def test_ab_runs_a_keras_model_and_says_why_it_has_no_bound(keras_file, tmp_path, train, name):
-    doc, proc = _ab(["--keras-model", keras_file, "--batch", "4", "--arms", "stock_default,graphi_untuned"]
+def test_ab_runs_a_keras_model_and_says_why_it_has_no_bound(keras_file, tmp_path, train, name, cli_env):
+    doc, proc = _ab(cli_env, ["--keras-model", keras_file, "--batch", "4", "--arms", "stock_default,graphi_untuned"]
                     + (["--train"] if train else []), tmp_path / "out")
     assert doc["case"]["name"] == name and doc["case"]["train"] is train
     assert doc["examples_per_step"] == 4
