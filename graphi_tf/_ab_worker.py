@@ -8,7 +8,9 @@ and prints one JSON line on stdout.
         --model lstm --size small --mode graph --warmup 10 --steps 20 --trace-steps 5
 
 Roles:
-  arm        warm-up steps, then timed steps; reports the step times (ms), examples_per_step,
+  arm        warm-up steps, then timed steps (then, with ``--clients``, one phase of
+             concurrent requests per client count: ``graphi_tf.serving.serve``, reported in
+             "clients"); reports the step times (ms), examples_per_step,
              graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
              GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
              GRAPHI graph ran). ``--expect-source cache`` makes it fail unless GRAPHI ran the
@@ -54,7 +56,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-from graphi_tf import ab, cli_common, stepstats
+from graphi_tf import ab, cli_common, serving, stepstats
 from graphi_tf.models import EXECUTORS
 
 ROLES = ("arm", "tune", "reference", "check")
@@ -73,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-steps", type=int, default=ab.DEFAULT_TRACE_STEPS)
     p.add_argument("--expect-source", default=None,
                    help="fail unless the main GRAPHI graph's setting came from this source")
+    p.add_argument("--clients", type=ab.client_list, default=None, metavar="N,N,...",
+                   help="arm: after the timed steps, N threads issue requests (steps) back to back for "
+                        "--duration seconds, for each N in turn (graphi_tf.serving.serve)")
+    p.add_argument("--duration", type=float, default=serving.DEFAULT_DURATION_S,
+                   help="seconds of each --clients phase")
     p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
                    help="GRAPHI: after the warm-up, keep stepping (at most MAX more steps) while the "
                         "main graph's online autotuning is still waiting or exploring, so the timed "
@@ -304,6 +311,8 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
         return result
     timed = _time_steps(step, args)
     result.update(step_times_ms=timed.times, ok=True)
+    if args.role == "arm" and args.clients:
+        result["clients"] = [serving.serve(step, n, args.duration) for n in args.clients]
     if args.role == "reference":
         result.update(_traced_steps(step, args.trace_steps),
                       untraced_step_ms=stepstats.median(timed.times) if timed.times else None)

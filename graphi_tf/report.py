@@ -662,7 +662,9 @@ def render_json(doc: Dict[str, Any]) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _figure(width: float, height: float):
+def figure(width: float, height: float) -> Any:
+    """A matplotlib Figure of ``width`` x ``height`` inches on the Agg canvas (pyplot's global
+    state untouched). Raises ReportError if matplotlib is missing."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -689,7 +691,7 @@ def ab_chart(doc: Dict[str, Any]) -> Any:
     as bars, whiskers over the interquartile range (p25–p75 of its steps), the LB line.
     Raises ReportError if matplotlib is missing."""
     names = [n for n, a in doc["arms"].items() if a["median_ms"] is not None]
-    fig = _figure(max(6.0, 1.1 * len(names) + 2), 4.5)
+    fig = figure(max(6.0, 1.1 * len(names) + 2), 4.5)
     ax = fig.add_subplot(1, 1, 1)
     medians = [doc["arms"][n]["median_ms"] for n in names]
     whiskers = [iqr_whiskers(doc["arms"][n]) or (0.0, 0.0) for n in names]
@@ -794,7 +796,7 @@ def render_summary_png(docs: Sequence[Dict[str, Any]], path: str) -> str:
     """Writes grouped bars: per case, the speedup over stock default of stock best,
     single-threaded, GRAPHI auto, GRAPHI untuned and GRAPHI tuned (error bars: half the
     range of the per-round ratios), with a line at 1.0. Raises ReportError without matplotlib."""
-    fig = _figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
+    fig = figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / len(_SUMMARY_ARMS)
     for k, arm in enumerate(_SUMMARY_ARMS):
