@@ -254,9 +254,9 @@ def build_step(case: Case, *, executor: str = "GRAPHI", inter_op: Optional[int] 
     """The step of ``case``: a zero-argument callable that runs one step.
 
     A model's or external model's step runs on ``executor`` with TensorFlow's
-    ``inter_op``/``intra_op`` pools (None: TensorFlow's); a script's step is the script's, as it is (the A/B worker applies
-    its arm around it). Raises UsageError for a bad case (the message names the setting and
-    what is allowed).
+    ``inter_op``/``intra_op`` pools (None: TensorFlow's); a script's step is the script's,
+    as it is (the A/B worker applies its arm around it). Raises UsageError for a bad case
+    (the message names the setting and what is allowed).
     """
     if case.script:
         return load_script_step(case.script)
