@@ -8,7 +8,9 @@ and prints one JSON line on stdout.
         --model lstm --size small --mode graph --warmup 10 --steps 20 --trace-steps 5
 
 Roles:
-  arm        warm-up steps, then timed steps; reports the step times (ms), examples_per_step,
+  arm        warm-up steps, then timed steps (then, with ``--clients``, one phase of
+             concurrent requests per client count: ``graphi_tf.serving.serve``, reported in
+             "clients"); reports the step times (ms), examples_per_step,
              graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
              GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
              GRAPHI graph ran). ``--expect-source cache`` makes it fail unless GRAPHI ran the
@@ -19,7 +21,11 @@ Roles:
              the fastest setting in GRAPHI_CACHE_DIR.
   reference  warm-up, untraced timed steps, then ``--trace-steps`` steps with FULL_TRACE
              (``step.run_traced()``); reports W and CP of each traced step
-             (``graphi_tf.bound``), the untraced median and the usable cores.
+             (``graphi_tf.bound``), the untraced median and the usable cores. It runs the
+             case's ``Case.reference_case()`` (a function-mode model as its graph build, a
+             tf2-loaded SavedModel through the TF1 loader) and says so in "note".
+  check      builds the step once and closes it; a bad case (cli_common.UsageError, e.g. a
+             .keras file that needs custom objects) is reported in "usage_error".
 
 The team layout and cache come from the environment the orchestrator sets (GRAPHI_CACHE_DIR
 and the arm's own variables, graphi_tf.arms). Every role reports GRAPHI_CACHE_DIR and the
@@ -50,10 +56,10 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-from graphi_tf import ab, cli_common, stepstats
+from graphi_tf import ab, cli_common, serving, stepstats
 from graphi_tf.models import EXECUTORS
 
-ROLES = ("arm", "tune", "reference")
+ROLES = ("arm", "tune", "reference", "check")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-steps", type=int, default=ab.DEFAULT_TRACE_STEPS)
     p.add_argument("--expect-source", default=None,
                    help="fail unless the main GRAPHI graph's setting came from this source")
+    p.add_argument("--clients", type=ab.client_list, default=None, metavar="N,N,...",
+                   help="arm: after the timed steps, N threads issue requests (steps) back to back for "
+                        "--duration seconds, for each N in turn (graphi_tf.serving.serve)")
+    p.add_argument("--duration", type=float, default=serving.DEFAULT_DURATION_S,
+                   help="seconds of each --clients phase")
     p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
                    help="GRAPHI: after the warm-up, keep stepping (at most MAX more steps) while the "
                         "main graph's online autotuning is still waiting or exploring, so the timed "
@@ -78,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
 
 class WorkerError(RuntimeError):
     pass
+
+
+class CaseError(WorkerError):
+    """The case cannot be built as asked (a ``cli_common.UsageError``)."""
 
 
 # ------------------------------------------------------------------------ building the step
@@ -164,7 +179,7 @@ def _build_step(case: cli_common.Case, tf: Any, executor: str, inter: Optional[i
     try:
         step = cli_common.build_step(case, executor=executor, inter_op=inter, intra_op=intra)
     except cli_common.UsageError as e:
-        raise WorkerError(str(e)) from None
+        raise CaseError(str(e)) from None
     return _ScriptStep(tf, step, executor, sessions) if case.script else step
 
 
@@ -280,12 +295,12 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
 
     import graphi_tf
 
-    case = cli_common.Case.from_args(args)
-    if args.role == "reference" and case.model and case.mode != "graph":
-        # FULL_TRACE needs a session: bound the same model built as a TF1 graph.
-        case = dataclasses.replace(case, mode="graph")
-        result["note"] = f"the bound comes from the graph-mode build of the model (asked: {args.mode})"
+    case = _role_case(args, result)
     step = _build_step(case, tf, args.executor, args.inter, args.intra)
+    if args.role == "check":
+        cli_common.close_step(step)
+        result["ok"] = True
+        return result
     result["examples_per_step"] = getattr(step, "examples_per_step", None)
     result["graph_nodes"] = getattr(step, "graph_nodes", None)
 
@@ -296,6 +311,8 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
         return result
     timed = _time_steps(step, args)
     result.update(step_times_ms=timed.times, ok=True)
+    if args.role == "arm" and args.clients:
+        result["clients"] = [serving.serve(step, n, args.duration) for n in args.clients]
     if args.role == "reference":
         result.update(_traced_steps(step, args.trace_steps),
                       untraced_step_ms=stepstats.median(timed.times) if timed.times else None)
@@ -304,6 +321,23 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
     else:
         _check_stock_arm(tf, args, result)
     return result
+
+
+def _role_case(args: argparse.Namespace, result: Dict[str, Any]) -> cli_common.Case:
+    """The case this role builds: the reference role's is ``Case.reference_case()`` (FULL_TRACE
+    needs a Session), noted in ``result``."""
+    try:
+        case = cli_common.Case.from_args(args)
+    except cli_common.UsageError as e:
+        raise CaseError(str(e)) from None
+    if args.role != "reference":
+        return case
+    reference, note = case.reference_case()
+    if reference is None:
+        raise WorkerError(f"no physical limit for {case.name}: {note}")
+    if note:
+        result["note"] = note
+    return reference
 
 
 @dataclasses.dataclass
@@ -415,6 +449,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as e:  # noqa: BLE001  (reported to the orchestrator, which goes on)
         traceback.print_exc()
         result = {"role": args.role, "ok": False, "error": f"{type(e).__name__}: {e}"}
+        if isinstance(e, CaseError):
+            result["usage_error"] = str(e)
     json_out.write(json.dumps(result) + "\n")
     json_out.flush()
     return 0 if result.get("ok") else 1

@@ -27,6 +27,13 @@ graphi_tf does, with TensorFlow's INFO lines off: graphi_tf._cli_logging). Stati
 the output schema: ``graphi_tf.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir``
 and the table on stdout, the headline (the lead GRAPHI arm against stock default and stock
 best) first.
+
+Client mode, ``--clients N[,N...]`` (docs/serving.md): every arm process, after its timed
+steps, serves N concurrent closed-loop clients for ``--duration`` seconds for each N in turn
+(``graphi_tf.serving``); the report gains a "clients" section (throughput and p50/p90/p99
+latency per arm and N, per-round ratios against stock default, inter=1 intra=1 and the
+stock best at that N) and ab_clients.png (latency and throughput against N). Its default
+arms are graphi_tf.arms.CLIENT_ARMS.
 """
 from __future__ import annotations
 
@@ -45,6 +52,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from graphi_tf import arms as _arms
 from graphi_tf import cli_common
 from graphi_tf import report as _report
+from graphi_tf import serving as _serving
 from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.cli_common import Case
@@ -184,6 +192,22 @@ def _env_arm(text: str) -> Arm:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def client_list(text: str) -> List[int]:
+    """The ``--clients N[,N...]`` values: distinct whole numbers >= 1, in the order given.
+    Raises argparse.ArgumentTypeError naming the value and what is allowed."""
+    values = _int_list(text)
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: a client count is given twice; "
+                                         "allowed: distinct whole numbers >= 1, e.g. 1,4,8")
+    return values
+
+
+def default_arms(clients: Optional[Sequence[int]] = None) -> List[str]:
+    """The arms run when ``--arms`` is not given: every arm of graphi_tf.arms.ARMS, or with
+    ``--clients`` graphi_tf.arms.CLIENT_ARMS (stock default, inter=1 intra=1, the sweep, GRAPHI)."""
+    return list(_arms.CLIENT_ARMS if clients else _arms.ARM_NAMES)
+
+
 def _int_list(text: str) -> List[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -194,24 +218,40 @@ def _int_list(text: str) -> List[int]:
     return values
 
 
+def _add_case_options(parser: argparse.ArgumentParser) -> None:
+    """The case arguments, --out-dir, --warmup, --steps and client mode's --clients, --duration."""
+    cli_common.add_case_arguments(
+        parser, script_note="; the worker applies each arm to it (see graphi_tf._ab_worker)")
+    parser.add_argument("--out-dir", default=None,
+                        help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode>, "
+                             "./ab_results/<script stem>, ./ab_results/<SavedModel dir>_<loader> or "
+                             "./ab_results/<keras file stem>_infer|_train)")
+    parser.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
+                        help=f"untimed steps per arm process (default {DEFAULT_WARMUP})")
+    parser.add_argument("--steps", type=_int_at_least(1), default=DEFAULT_STEPS,
+                        help=f"timed steps per arm process (default {DEFAULT_STEPS})")
+    parser.add_argument("--clients", type=client_list, default=None, metavar="N,N,...",
+                        help="client mode (docs/serving.md): after its timed steps every arm process serves "
+                             "N concurrent closed-loop clients for --duration seconds, for each N; reports "
+                             "throughput and p50/p90/p99 latency per arm and N (default arms: "
+                             f"{','.join(_arms.CLIENT_ARMS)})")
+    parser.add_argument("--duration", type=_positive_float, default=_serving.DEFAULT_DURATION_S,
+                        metavar="SECONDS",
+                        help=f"--clients: seconds of each client phase (default {_serving.DEFAULT_DURATION_S:g})")
+
+
 def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
     """The ``graphi-tf ab`` options (``case=False``: without the case arguments, --out-dir,
-    --warmup and --steps)."""
+    --warmup, --steps, --clients and --duration, and with --arms defaulting to every arm;
+    with them --arms defaults to None, which ``run`` resolves with ``default_arms``)."""
     if case:
-        cli_common.add_case_arguments(
-            parser, script_note="; the worker applies each arm to it (see graphi_tf._ab_worker)")
-        parser.add_argument("--out-dir", default=None,
-                            help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode> "
-                                 "or ./ab_results/<script stem>)")
-        parser.add_argument("--warmup", type=_int_at_least(0), default=DEFAULT_WARMUP,
-                            help=f"untimed steps per arm process (default {DEFAULT_WARMUP})")
-        parser.add_argument("--steps", type=_int_at_least(1), default=DEFAULT_STEPS,
-                            help=f"timed steps per arm process (default {DEFAULT_STEPS})")
+        _add_case_options(parser)
     parser.add_argument("--repeats", type=_int_at_least(1), default=DEFAULT_REPEATS,
                         help=f"rounds over all arms, starting arm rotated each round (default {DEFAULT_REPEATS})")
-    parser.add_argument("--arms", type=_arm_list, default=list(_arms.ARM_NAMES),
+    parser.add_argument("--arms", type=_arm_list, default=None if case else list(_arms.ARM_NAMES),
                         help=f"comma-separated subset of {','.join(_arms.ARM_NAMES)} or sweep points like "
-                             f"{_arms.sweep_arm_name(2, 1)} (default: all)")
+                             f"{_arms.sweep_arm_name(2, 1)} (default: all; with --clients "
+                             f"{','.join(_arms.CLIENT_ARMS)})")
     parser.add_argument("--graphi-env", type=_env_arm, action="append", default=[],
                         metavar="NAME:VAR=VALUE,...",
                         help=f"an extra GRAPHI arm NAME run like {_arms.GRAPHI_UNTUNED} with these environment "
@@ -239,8 +279,19 @@ def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None
                         help="seconds before one process is killed and its arm counted failed "
                              f"(default {DEFAULT_TIMEOUT_S:.0f})")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the arm processes")
-    parser.add_argument("--seed", type=int, default=0, help="--model seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="--model, --saved-model, --keras-model: seeds the model and its inputs (default 0)")
     parser.add_argument("--no-png", action="store_true", help="do not write ab.png")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}; allowed: a number of seconds > 0")
+    return value
 
 
 def _epilog() -> str:
@@ -323,6 +374,7 @@ class _Runner:
     case_argv: List[str]  # the case's options (``Case.to_argv``)
     timeout: float
     tuned_cache: str  # graphi_tuned's cache, written by the tuning run
+    client_argv: List[str] = dataclasses.field(default_factory=list)  # an arm's --clients/--duration
 
     def run(self, role: str, executor: str, argv: Sequence[str], env: Dict[str, str]) -> Dict[str, Any]:
         return run_process(self.python, ["--role", role, "--executor", executor, *self.case_argv, *argv],
@@ -344,24 +396,33 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
            trace_steps: int = DEFAULT_TRACE_STEPS, settle_autotune: int = DEFAULT_SETTLE_AUTOTUNE,
            timeout: float = DEFAULT_TIMEOUT_S,
            python: str = sys.executable, png: bool = True, extra_settings: Optional[Dict[str, Any]] = None,
-           env_arms: Sequence[Arm] = ()) -> Dict[str, Any]:
+           env_arms: Sequence[Arm] = (), clients: Optional[Sequence[int]] = None,
+           duration: float = _serving.DEFAULT_DURATION_S) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
-    The stages: the tuning run (if an arm starts from the tuned cache), ``repeats`` rounds
-    over the arms, the reference run (``trace_steps`` > 0), then ``graphi_tf.report``.
-    Returns the report document (``graphi_tf.report`` schema). Raises ValueError for an
-    unknown arm name.
+    The stages: the case check (``check_case``; nothing is written before it passes), the
+    tuning run (if an arm starts from the tuned cache), ``repeats`` rounds over the arms, the
+    reference run (``trace_steps`` > 0 and the case has a traceable reference:
+    ``Case.reference_case``), then ``graphi_tf.report``. Returns the report document
+    (``graphi_tf.report`` schema; with ``clients``, every arm process also serves each
+    number of concurrent clients for ``duration`` seconds, and the document gains the
+    "clients" section of ``graphi_tf.serving.client_report``). Raises ValueError for an unknown arm name,
+    cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
     """
     cores = usable_cores()
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
+    client_argv = ["--clients", ",".join(map(str, clients)), "--duration", str(duration)] if clients else []
+    runner = _Runner(python, _base_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"),
+                     client_argv)
+    check_case(case, runner)
     os.makedirs(out_dir, exist_ok=True)
-    runner = _Runner(python, _base_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"))
     settings = {"warmup": warmup, "steps": steps, "repeats": repeats,
                 "arms": list(arms) + [a.name for a in env_arms],
                 "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
                 "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout,
-                "python": python, **(extra_settings or {})}
+                "python": python, "clients": list(clients or []), "duration_s": duration if clients else None,
+                **(extra_settings or {})}
     raw = _raw_document(case, cores, arm_list, settings)
     tune_error = None
     if any(a.cache == "tuned" for a in arm_list):
@@ -376,10 +437,37 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
             raw["arms"][arm.name]["rounds"].append(record)
             _log(f"[round {r + 1}/{repeats}] {arm.name}: {_round_status(record)}")
     if trace_steps > 0:
-        raw["bound"] = _measure_bound(runner, min(warmup, REFERENCE_MAX_WARMUP), steps, trace_steps, cores)
+        reference, why = case.reference_case()
+        raw["bound"] = (_measure_bound(runner, min(warmup, REFERENCE_MAX_WARMUP), steps, trace_steps, cores)
+                        if reference is not None else {"skipped": why})
     doc = _report.build_report(raw)
+    if clients:
+        doc["clients"] = _serving.client_report(doc)
     write_outputs(doc, out_dir, png=png)
     return doc
+
+
+class CaseCheckError(RuntimeError):
+    """The process that checks a case by building its step failed for a reason that is not
+    the case's options (a crash, a timeout)."""
+
+
+def check_case(case: Case, runner: "_Runner") -> None:
+    """Checks the case before any arm starts or anything is written: its options and files
+    here (``cli_common.check_case``) and, for a ``.keras`` file, whose custom objects and
+    compiled state only loading it can show, by building its step once in a "check" worker
+    (this process runs nothing on TensorFlow). Raises cli_common.UsageError naming what is
+    wrong, or CaseCheckError."""
+    cli_common.check_case(case)
+    if case.kind != "keras":
+        return
+    rec = runner.run("check", "DEFAULT", [], {})
+    result = rec["result"] or {}
+    if rec["ok"]:
+        return
+    if result.get("usage_error"):
+        raise cli_common.UsageError(result["usage_error"])
+    raise CaseCheckError(f"checking {case.name} failed: {rec['error']}\n{rec['stderr_tail'] or ''}".rstrip())
 
 
 def _raw_document(case: Case, cores: int, arm_list: Sequence[Arm], settings: Dict[str, Any]) -> Dict[str, Any]:
@@ -424,7 +512,7 @@ def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_
     if arm.cache == "tuned" and tune_error:
         record.update(ok=False, error=tune_error, stderr_tail=(tune or {}).get("stderr_tail"))
         return record
-    argv = ["--warmup", str(warmup), "--steps", str(steps)]
+    argv = ["--warmup", str(warmup), "--steps", str(steps), *runner.client_argv]
     if arm.name == _arms.GRAPHI_AUTO and settle_autotune > 0:
         argv += ["--settle-autotune", str(settle_autotune)]
     if arm.inter_op is not None:
@@ -445,6 +533,7 @@ def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_
                   graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
                   autotune=result.get("autotune"), proof=result.get("proof"),
                   autotune_settle=result.get("autotune_settle"), cache_dir=result.get("cache_dir"),
+                  clients=result.get("clients") if rec["ok"] else None,
                   cache_entries_at_start=result.get("cache_entries_at_start"),
                   cache_entries_at_end=result.get("cache_entries_at_end"))
     return record
@@ -529,15 +618,20 @@ def cpu_model() -> Optional[str]:
 
 
 def write_outputs(doc: Dict[str, Any], out_dir: str, *, png: bool = True) -> Dict[str, str]:
-    """Writes ab.json and ab.md (and ab.png unless ``png`` is False or matplotlib is missing)."""
+    """Writes ab.json and ab.md (and ab.png unless ``png`` is False or matplotlib is missing;
+    with a "clients" section of several client counts also ab_clients.png)."""
     paths = {"json": os.path.join(out_dir, "ab.json"), "md": os.path.join(out_dir, "ab.md")}
     with open(paths["json"], "w") as f:
         f.write(_report.render_json(doc))
     with open(paths["md"], "w") as f:
         f.write(_report.render_markdown(doc))
+    with open(paths["md"], "a") as f:
+        f.write(_serving.render_markdown(doc))
     if png:
         try:
             paths["png"] = _report.render_png(doc, os.path.join(out_dir, "ab.png"))
+            if len((doc.get("clients") or {}).get("values") or []) > 1:
+                paths["clients_png"] = _serving.render_png(doc, os.path.join(out_dir, "ab_clients.png"))
         except _report.ReportError as e:
             _log(f"graphi-tf ab: no chart: {e}")
     return paths
@@ -549,20 +643,24 @@ def default_out_dir(case: Case) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``graphi-tf ab``: runs the comparison, prints the table, writes the files."""
-    case = Case.from_args(args)
-    out_dir = args.out_dir or default_out_dir(case)
     try:
-        if case.script:
-            cli_common.check_script(case.script)
-        doc = run_ab(case, out_dir, arms=args.arms, warmup=args.warmup, steps=args.steps,
+        case = Case.from_args(args)
+        out_dir = args.out_dir or default_out_dir(case)
+        doc = run_ab(case, out_dir, arms=args.arms or default_arms(args.clients), warmup=args.warmup,
+                     steps=args.steps, clients=args.clients, duration=args.duration,
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
                      tune_steps=args.tune_steps, trace_steps=args.trace_steps,
                      settle_autotune=args.settle_autotune, timeout=args.timeout,
                      python=args.python, png=not args.no_png, env_arms=args.graphi_env)
     except (cli_common.UsageError, ValueError) as e:
         return cli_common.error(str(e))
+    except CaseCheckError as e:
+        return cli_common.error(str(e), 1)
     print(_report.render_terminal(doc))
-    print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + ("" if args.no_png else ", ab.png"))
+    if doc.get("clients"):
+        print("\n" + _serving.render_terminal(doc))
+    charts = "" if args.no_png else ", ab.png" + (", ab_clients.png" if len(args.clients or []) > 1 else "")
+    print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + charts)
     return 0 if any(a["status"] != "failed" for a in doc["arms"].values()) else 1
 
 

@@ -76,6 +76,11 @@ ARMS: Tuple[ArmSpec, ...] = (
             "GRAPHI", cache="tuned", rank=1, color="tab:brown"),
 )
 ARM_NAMES: Tuple[str, ...] = tuple(a.name for a in ARMS)
+STREAM = "stock_i1_a1"
+"""The sweep point inter=1 intra=1: one thread per request, the "stream" practice of serving."""
+CLIENT_ARMS: Tuple[str, ...] = (STOCK_DEFAULT, STREAM, STOCK_BEST, GRAPHI_AUTO, GRAPHI_UNTUNED, GRAPHI_TUNED)
+"""The default arms of client mode (``graphi-tf ab --clients``): stock default, inter=1
+intra=1, the stock sweep (whose best at each client count is "stock best") and the GRAPHI arms."""
 _BY_NAME: Dict[str, ArmSpec] = {a.name: a for a in ARMS}
 
 

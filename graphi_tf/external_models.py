@@ -918,11 +918,12 @@ class ExternalModel:
                 "train": self.train}
 
 
-def add_arguments(parser: Any, what: Any = None) -> None:
+def add_arguments(parser: Any, what: Any = None, *, batch_help: Optional[str] = None) -> None:
     """Adds ``--saved-model DIR`` and ``--keras-model FILE.keras`` (to ``what``, e.g. the
     parser's mutually exclusive group of --model/--script, else to ``parser``) and their
     options ``--signature --tag --loader --batch --input NAME=SHAPE (repeatable) --train`` to an
-    ``argparse`` parser. ``from_args`` reads them back."""
+    ``argparse`` parser. ``from_args`` reads them back. ``batch_help`` replaces --batch's help
+    where the parser gives --batch another meaning too (``--model lstm``'s batch hparam)."""
     what = parser if what is None else what
     what.add_argument("--saved-model", metavar="DIR", default=None,
                       help="a SavedModel directory: runs one signature on seeded inputs (docs/external_models.md)")
@@ -936,7 +937,7 @@ def add_arguments(parser: Any, what: Any = None) -> None:
                         help="--saved-model: tf2 (tf.saved_model.load, default) or tf1 (the TF1 loader into a "
                              "Session, as TensorFlow Serving)")
     parser.add_argument("--batch", type=int, default=None,
-                        help="--saved-model/--keras-model: sets every input's unknown leading dimension")
+                        help=batch_help or "--saved-model/--keras-model: sets every input's unknown leading dimension")
     parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=SHAPE",
                         help="--saved-model/--keras-model: an input's shape, dimensions separated by ',' or 'x', "
                              "e.g. x=8,224,224,3 (repeatable)")

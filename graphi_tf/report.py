@@ -40,8 +40,11 @@ JSON schema (``schema_version`` 1)
     "schema_version": 1,
     "tool": "graphi-tf ab",
     "created_unix": float,
-    "case": {"name": str, "kind": "model"|"script", "model": str|null, "size": str|null,
-             "mode": str|null, "script": str|null},
+    "case": {"name": str, "kind": "model"|"script"|"saved_model"|"keras", "model": str|null,
+             "size": str|null, "mode": str|null, "script": str|null,
+             # saved_model/keras also (graphi_tf.external_models.ExternalModel.to_dict):
+             "path", "signature", "tag", "loader": str|null, "batch": int|null, "inputs": [str],
+             "train": bool, "seed": int},
     "settings": {"warmup": int, "steps": int, "repeats": int, ...},   # how it was run
     "machine": {"usable_cores": int|null, ...},
     "spread": "median of per-round ratios ± half their range",
@@ -71,7 +74,7 @@ JSON schema (``schema_version`` 1)
     "speedups": [SPEEDUP, ...],
     "headlines": [str, ...],   # every headline comparison, the lead arm's first
     "lead_arm": str|null, "lead": [str, ...],   # added: the lead lines (see Statistics)
-    "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,
+    "bound": {"status": "ok"|"failed"|"skipped", "error": str|null,   # skipped: "note" says why
               "work_ms", "traced_work_ms", "untraced_step_ms", "critical_path_ms",
               "lower_bound_ms": float|null, "cores": int|null, "nodes": int|null,
               "traced_steps": int|null, "note": str|null,
@@ -278,6 +281,8 @@ def _bound_entry(bound_raw: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The report's "bound": the physical limit of the reference process, or why there is none."""
     if bound_raw is None:
         bound = {"status": "skipped", "error": None}
+    elif bound_raw.get("skipped"):  # the case has no traceable reference (``Case.reference_case``)
+        bound = {"status": "skipped", "error": None, "note": bound_raw["skipped"]}
     elif bound_raw.get("error") or not bound_raw.get("traced_work_ms"):
         bound = {"status": "failed", "error": bound_raw.get("error") or "no traced step",
                  "stderr_tail": bound_raw.get("stderr_tail")}
@@ -506,9 +511,22 @@ def _case_title(doc: Dict[str, Any]) -> str:
         what = f"model {case.get('model')}, size {case.get('size')}, mode {case.get('mode')}"
     elif case.get("kind") == "script":
         what = f"script {case.get('script')}"
+    elif case.get("kind") in ("saved_model", "keras"):
+        what = _external_case_text(case)
     n = s.get("repeats", "?")
     return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'}, {s.get('warmup', '?')} warm-up + "
             f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
+
+
+def _external_case_text(case: Dict[str, Any]) -> str:
+    """A SavedModel's or .keras file's case as the title names it: path, what runs, shapes."""
+    shapes = ", ".join(list(case.get("inputs") or []) + ([f"batch {case['batch']}"] if case.get("batch") else []))
+    if case.get("kind") == "saved_model":
+        what = (f"SavedModel {case.get('path')} (signature {case.get('signature') or 'serving_default'}, "
+                f"tag {case.get('tag') or 'serve'}, loader {case.get('loader') or 'tf2'}")
+    else:
+        what = f"Keras model {case.get('path')} ({'train_on_batch' if case.get('train') else 'inference'}"
+    return what + (f", {shapes})" if shapes else ")")
 
 
 def _lead(doc: Dict[str, Any]) -> List[str]:
@@ -563,7 +581,7 @@ def _bound_text(doc: Dict[str, Any]) -> str:
                 f"{b['traced_steps']} traced steps; "
                 f"LB/time = efficiency)" + (f"; {b['note']}" if b.get("note") else ""))
     if b["status"] == "skipped":
-        return "physical limit: not measured"
+        return "physical limit: not measured" + (f" ({b['note']})" if b.get("note") else "")
     return f"physical limit: not measured ({b['error']})"
 
 
@@ -644,7 +662,9 @@ def render_json(doc: Dict[str, Any]) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _figure(width: float, height: float):
+def figure(width: float, height: float) -> Any:
+    """A matplotlib Figure of ``width`` x ``height`` inches on the Agg canvas (pyplot's global
+    state untouched). Raises ReportError if matplotlib is missing."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -671,7 +691,7 @@ def ab_chart(doc: Dict[str, Any]) -> Any:
     as bars, whiskers over the interquartile range (p25–p75 of its steps), the LB line.
     Raises ReportError if matplotlib is missing."""
     names = [n for n, a in doc["arms"].items() if a["median_ms"] is not None]
-    fig = _figure(max(6.0, 1.1 * len(names) + 2), 4.5)
+    fig = figure(max(6.0, 1.1 * len(names) + 2), 4.5)
     ax = fig.add_subplot(1, 1, 1)
     medians = [doc["arms"][n]["median_ms"] for n in names]
     whiskers = [iqr_whiskers(doc["arms"][n]) or (0.0, 0.0) for n in names]
@@ -776,7 +796,7 @@ def render_summary_png(docs: Sequence[Dict[str, Any]], path: str) -> str:
     """Writes grouped bars: per case, the speedup over stock default of stock best,
     single-threaded, GRAPHI auto, GRAPHI untuned and GRAPHI tuned (error bars: half the
     range of the per-round ratios), with a line at 1.0. Raises ReportError without matplotlib."""
-    fig = _figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
+    fig = figure(max(7.0, 0.9 * len(docs) + 3), 4.8)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / len(_SUMMARY_ARMS)
     for k, arm in enumerate(_SUMMARY_ARMS):

@@ -19,6 +19,8 @@ Fixtures:
 * ``run_both`` -- ``run_both(case)`` calls ``case(arm)`` for the DEFAULT arm and
   then for the GRAPHI arm, and compares the two results (nested structures of
   arrays/scalars) with :func:`assert_same_results`.
+* ``cli_env`` -- the environment for a ``graphi-tf`` subprocess: no GRAPHI_* variables,
+  TensorFlow's logging off, this tree first on PYTHONPATH.
 
 Fake mode
 ---------
@@ -195,3 +197,13 @@ def _reset_graphi_teams():
     if not FAKE:
         graphi_tf._loader.native().clear_adoptions()
         graphi_tf.configure()
+
+
+@pytest.fixture
+def cli_env():
+    """The environment for a ``graphi-tf`` subprocess of a test (module docstring)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env

@@ -99,3 +99,22 @@ def test_keras_training_on_graphi_gives_the_default_executors_losses(exported):
                 assert (_graphi_steps_run() > before) == (name == "GRAPHI")
     assert all(np.isfinite(losses["DEFAULT"])) and losses["DEFAULT"][0] != losses["DEFAULT"][-1]
     np.testing.assert_allclose(losses["GRAPHI"], losses["DEFAULT"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(FAKE, reason="runs the real GRAPHI in graphi-tf ab's worker processes")
+@pytest.mark.parametrize("model, options", [("mobilenet_v2", ["--batch", str(BATCH)]), ("lstm", ["--input", LSTM_INPUT])])
+def test_graphi_tf_ab_runs_on_the_exported_saved_model(exported, cli_env, tmp_path, model, options):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.cli", "ab", "--saved-model", exported[model], *options,
+         "--arms", "stock_default,graphi_untuned", "--repeats", "1", "--warmup", "1", "--steps", "2",
+         "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
+        env=cli_env, capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "ab.json").read_text())
+    assert doc["case"]["name"] == f"{model}_tf2" and doc["examples_per_step"] == BATCH
+    assert all(arm["status"] == "ok" for arm in doc["arms"].values()), doc["arms"]
