@@ -88,6 +88,12 @@ print("-I" + pybind11.get_include(), "-I" + sysconfig.get_paths()["include"])
 print(" ".join(sources))
 PY
 )
+[ "${#NATIVE_SOURCES[@]}" -gt 0 ] ||
+  { echo "sanitize: could not read TensorFlow's flags or setup.py's NATIVE_SOURCES with $PYTHON" >&2; exit 2; }
+case ",$SANITIZERS," in
+  *,address,*) ;;
+  *) echo "sanitize: SANITIZERS=$SANITIZERS must include address (e.g. address or address,undefined)" >&2; exit 2 ;;
+esac
 # The interpreter itself, not a wrapper: a pyenv shim is a bash script (which would run
 # under LD_PRELOAD too) and picks its Python by the working directory.
 PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')"
@@ -161,6 +167,8 @@ build() {
 #                                returned frame's locals, at a large cost in memory; try it
 #                                on a failing case.
 ASAN_BASE="halt_on_error=1:detect_stack_use_after_return=0"
+# With SANITIZERS=address,undefined: UBSan's reports with their stacks.
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 LSAN_SETTINGS="suppressions=$REPO/tools/lsan_suppressions.txt:print_suppressions=0"
 
 run_cc() {
