@@ -16,8 +16,10 @@
 #
 # Settings (environment): PYTHON (python3), CXX (g++), JOBS (2), BUILD_DIR (a new
 # temporary directory, removed at exit unless given), REUSE=1 (skip the build
-# when BUILD_DIR already holds one), SANITIZERS (address; e.g.
-# address,undefined adds UBSan).
+# when BUILD_DIR already holds one), SANITIZERS (address; address,undefined would
+# add UBSan, but with GCC 12 it does not compile against TensorFlow 2.21's Abseil:
+# "not a constant expression" at absl/container/internal/hash_policy_traits.h:158),
+# PY_LEAKS=1 (leak checking under Python too, see below).
 #
 # TensorFlow and CPython are not built with ASan. Their own reports are filtered:
 # leak checking runs with tools/lsan_suppressions.txt (each entry says why), and
