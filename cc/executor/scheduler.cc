@@ -53,6 +53,9 @@ struct Scheduler::Worker {
 
   // Lock-free peek for the spinning phase of WaitForSlot.
   std::atomic<bool> has_task{false};
+  // Set (under Scheduler::mu_, as the worker leaves the idle list) when an
+  // idle substitute's blocked worker is back: it stops waiting and retires.
+  std::atomic<bool> retire_requested{false};
 
   // Sleep/wake for this worker only.
   Mutex wake_mu;
@@ -149,7 +152,8 @@ void Scheduler::WaitForSlot(Worker* w) {
   const bool thief = options_.work_conserving && w->parent == nullptr && num_teams() > 1;
   auto can_steal = [&] { return thief && steal_.HasWorkFor(w->team); };
   auto done = [&] {
-    return w->has_task.load(std::memory_order_acquire) || shutdown_.load();
+    return w->has_task.load(std::memory_order_acquire) || shutdown_.load() ||
+           w->retire_requested.load(std::memory_order_acquire);
   };
   if (thief) steal_.BeginStealing(w->team);
   for (;;) {
@@ -249,13 +253,62 @@ void Scheduler::WorkerLoop(Worker* w) {
     task.run = nullptr;  // release captures outside the lock
     mu_.Lock();
     w->running = false;
+    ReleaseSubstitutesLocked(w);
   }
   if (w->idle) {
     idle_.erase(std::remove(idle_.begin(), idle_.end(), w), idle_.end());
     w->idle = false;
   }
   w->retired = true;
+  if (w->parent != nullptr) substitutes_alive_.fetch_sub(1);
+  ReleaseSubstitutesLocked(w);  // a substitute standing in for `w` retires too
   mu_.Unlock();
+}
+
+void Scheduler::ReleaseSubstitutesLocked(Worker* w) {
+  // A substitute checks whether its blocked worker is back only when it
+  // looks for work. One that went idle before that would otherwise sleep
+  // on, an extra thread pinned to the team's cores, until handed a task.
+  for (Worker* sub : teams_[w->team]->workers) {
+    if (sub->parent != w || sub->retired || !sub->idle) continue;
+    idle_.erase(std::remove(idle_.begin(), idle_.end(), sub), idle_.end());
+    sub->idle = false;
+    sub->retire_requested.store(true, std::memory_order_release);
+    Wake(sub);  // lock order: mu_, then a worker's wake_mu
+  }
+}
+
+void Scheduler::ReapRetiredSubstitutesLocked(int team) {
+  // Retired substitutes are joined here rather than at destruction, so that
+  // a long-running process keeps neither their threads nor their entries
+  // (which the watchdog walks every tick). A retired worker's thread no
+  // longer takes mu_ once `retired` is visible under it, so joining it
+  // while holding mu_ cannot deadlock. A worker another live substitute
+  // stands in for stays: that substitute reads it (ShouldRetire).
+  std::vector<Worker*>& workers = teams_[team]->workers;
+  auto is_parent_of_live = [&](const Worker* w) {
+    for (const Worker* x : workers) {
+      if (x->parent == w && !x->retired) return true;
+    }
+    return false;
+  };
+  std::vector<Worker*> reaped;
+  for (Worker* w : workers) {
+    if (w->parent != nullptr && w->retired && !is_parent_of_live(w)) reaped.push_back(w);
+  }
+  if (reaped.empty()) return;
+  // Substitutes of a reaped worker are retired too (it was their parent and
+  // it is not a parent of a live one): none of them reads it again.
+  for (Worker* w : reaped) {
+    if (w->thread.joinable()) w->thread.join();
+    workers.erase(std::remove(workers.begin(), workers.end(), w), workers.end());
+  }
+  workers_.erase(std::remove_if(workers_.begin(), workers_.end(),
+                                [&](const std::unique_ptr<Worker>& w) {
+                                  return std::find(reaped.begin(), reaped.end(), w.get()) !=
+                                         reaped.end();
+                                }),
+                 workers_.end());
 }
 
 bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
@@ -340,7 +393,9 @@ void Scheduler::CheckStalls(int64_t now) {
     Worker* newest = nullptr;
     if (TeamStalledLocked(static_cast<int>(k), now, &newest)) {
       // The team is parked inside a blocking kernel while work waits.
+      ReapRetiredSubstitutesLocked(static_cast<int>(k));  // `newest` is live: kept
       substitutes_started_.fetch_add(1);
+      substitutes_alive_.fetch_add(1);
       StartWorker(static_cast<int>(k), newest);
     }
   }

@@ -108,6 +108,9 @@ class Scheduler {
   // Number of substitute workers started so far (each one means a team was
   // found blocked with work waiting).
   uint64_t substitutes_started() const { return substitutes_started_.load(); }
+  // Number of substitute workers running now: started and not yet retired
+  // (a substitute retires once the worker it stands in for is back).
+  int substitutes_alive() const { return substitutes_alive_.load(); }
   // Tasks run so far by each team.
   std::vector<uint64_t> tasks_run_per_team() const;
 
@@ -138,6 +141,12 @@ class Scheduler {
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t TeamCpuNs(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldRetire(const Worker* w) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes the idle substitutes standing in for `w` (back from its task, or
+  // retired) so that they retire.
+  void ReleaseSubstitutesLocked(Worker* w) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Joins and forgets team `team`'s retired substitutes that no live
+  // substitute stands in for.
+  void ReapRetiredSubstitutesLocked(int team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   // Declared before the workers' state: workers use it until joined.
@@ -145,6 +154,7 @@ class Scheduler {
   std::vector<Worker*> leaders_;  // immutable after construction
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
+  std::atomic<int> substitutes_alive_{0};
 
   // Guards the ready set, the idle list and every worker's slot and state
   // (Worker's fields marked so: they cannot name this lock themselves).
