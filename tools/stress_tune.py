@@ -73,7 +73,10 @@ def run_once(cmd: List[str], timeout: float, core_dir: Optional[str]) -> dict:
     try:
         out, err = proc.communicate(timeout=timeout)
         outcome = None
-    except subprocess.TimeoutExpired:
+    except BaseException as e:
+        if not isinstance(e, subprocess.TimeoutExpired):  # e.g. SIGTERM: leave no run behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         os.killpg(proc.pid, signal.SIGABRT)
         try:
             out, err = proc.communicate(timeout=20)
@@ -118,6 +121,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     counts = {"ok": 0, "crash": 0, "hang": 0, "error": 0}
     problems = []
     seconds = []
+    # `timeout` and other supervisors stop this with SIGTERM: stop the hogs on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     hogs = start_hogs(args.hogs)
     try:
         for i in range(args.runs):

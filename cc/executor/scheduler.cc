@@ -41,6 +41,7 @@ struct Scheduler::Worker {
   uint64_t parent_tasks_at_spawn = 0;
   std::thread thread;
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  int tid = 0;  // set with cpu_clock
 
   // Guarded by Scheduler::mu_ (which the annotations cannot name here).
   bool clock_ready = false;
@@ -67,6 +68,7 @@ struct Scheduler::Worker {
 struct Scheduler::TeamState {
   std::vector<Worker*> workers;          // leader first, then substitutes
   std::vector<clockid_t> helper_clocks;  // the team's intra-op threads
+  std::vector<int> helper_tids;          // the same threads' ids
   uint64_t tasks_run = 0;
   // Stall detection window.
   bool watching = false;
@@ -235,6 +237,7 @@ void Scheduler::WorkerLoop(Worker* w) {
                                           : "-s" + std::to_string(w->index_in_team)));
   mu_.Lock();
   w->cpu_clock = CurrentThreadCpuClock();
+  w->tid = CurrentThreadTid();
   w->clock_ready = true;
   while (!shutdown_.load()) {
     ReadyTask task;
@@ -332,9 +335,11 @@ bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
 
 void Scheduler::RegisterHelperThread(int team) {
   clockid_t clock = CurrentThreadCpuClock();
+  const int tid = CurrentThreadTid();
   MutexLock l(&mu_);
   if (team >= 0 && team < static_cast<int>(teams_.size())) {
     teams_[team]->helper_clocks.push_back(clock);
+    teams_[team]->helper_tids.push_back(tid);
   }
 }
 
@@ -385,7 +390,21 @@ bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
   if (elapsed < options_.stall_window_ns) return false;
   const int64_t cpu = TeamCpuNs(ts) - ts.watch_start_cpu_ns;
   ts.watching = false;
-  return cpu < static_cast<int64_t>(options_.stall_cpu_fraction * elapsed);
+  if (cpu >= static_cast<int64_t>(options_.stall_cpu_fraction * elapsed)) return false;
+  // Little CPU can also mean the team's threads wait for a core on an
+  // overloaded machine: they are then runnable, not blocked, and a
+  // substitute on the same cores would only lengthen the run queue.
+  return !TeamHasRunnableThreadLocked(ts);
+}
+
+bool Scheduler::TeamHasRunnableThreadLocked(const TeamState& team) {
+  for (const Worker* w : team.workers) {
+    if (!w->retired && w->running && w->clock_ready && ThreadIsRunnable(w->tid)) return true;
+  }
+  for (int tid : team.helper_tids) {
+    if (ThreadIsRunnable(tid)) return true;
+  }
+  return false;
 }
 
 void Scheduler::CheckStalls(int64_t now) {

@@ -15,7 +15,8 @@
 //   * Blocking kernels (queue dequeues, py_function, a nested synchronous
 //     function run) can park a team while the op it waits for sits in the
 //     ready queue. A watchdog notices a team whose threads hold a task but
-//     burn no CPU while work is queued, and starts a substitute worker for
+//     burn no CPU while work is queued (and none of them is runnable, i.e.
+//     merely waiting for a core), and starts a substitute worker for
 //     that team, pinned to the same cores, which serves the queue until the
 //     blocked worker resumes. This is what makes "never a hang" hold with a
 //     fixed number of pinned teams (stock TF relies on a large inter-op pool).
@@ -140,6 +141,9 @@ class Scheduler {
   bool TeamStalledLocked(int k, int64_t now, Worker** newest)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t TeamCpuNs(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a thread of the team that holds a task, or a helper, is
+  // runnable (running or waiting for a cpu) rather than blocked.
+  bool TeamHasRunnableThreadLocked(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldRetire(const Worker* w) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Wakes the idle substitutes standing in for `w` (back from its task, or
   // retired) so that they retire.

@@ -4,6 +4,8 @@
 // leaders running other teams' parallel-for blocks).
 #include "cc/executor/scheduler.h"
 
+#include "cc/executor/thread_affinity.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -203,6 +205,42 @@ TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
   Latch done(1);
   s.Submit(MakeTask([&](int) { done.CountDown(); }));
   EXPECT_TRUE(done.Wait());
+}
+
+TEST(SchedulerTest, TeamStarvedOfItsCoreGetsNoSubstitute) {
+  // The team's core is shared with 19 spinning threads: its computing
+  // leader gets about 5% of the core, under the 10% stall threshold, but it
+  // is runnable, not blocked.
+  const std::vector<int> cpus = CurrentThreadAffinity();
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus[0];
+  Scheduler::Options o;
+  o.team_cpus = {{cpu}};
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < 19; ++i) {
+    hogs.emplace_back([&] {
+      std::string error;
+      PinCurrentThread({cpu}, &error);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  Latch done(2);
+  s.Submit(MakeTask([&](int) {
+    auto end = std::chrono::steady_clock::now() + milliseconds(400);
+    volatile uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
+    done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  const bool finished = done.Wait(milliseconds(20000));
+  stop.store(true);
+  for (auto& t : hogs) t.join();
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(s.substitutes_started(), 0u);
 }
 
 TEST(SchedulerTest, BusyTeamThatBurnsCpuGetsNoSubstitute) {
