@@ -105,6 +105,12 @@ Scheduler::~Scheduler() {
   for (Worker* w : all) {
     if (w->thread.joinable()) w->thread.join();
   }
+  std::vector<std::unique_ptr<Worker>> reaped;
+  {
+    MutexLock l(&mu_);
+    reaped = std::move(reaped_);
+  }
+  JoinReaped(std::move(reaped));
 }
 
 void Scheduler::StartWorker(int team, Worker* parent) {
@@ -282,12 +288,13 @@ void Scheduler::ReleaseSubstitutesLocked(Worker* w) {
 }
 
 void Scheduler::ReapRetiredSubstitutesLocked(int team) {
-  // Retired substitutes are joined here rather than at destruction, so that
-  // a long-running process keeps neither their threads nor their entries
-  // (which the watchdog walks every tick). A retired worker's thread no
-  // longer takes mu_ once `retired` is visible under it, so joining it
-  // while holding mu_ cannot deadlock. A worker another live substitute
-  // stands in for stays: that substitute reads it (ShouldRetire).
+  // Retired substitutes are forgotten here rather than at destruction, so
+  // that a long-running process keeps neither their threads nor their
+  // entries (which the watchdog walks every tick). The watchdog joins them
+  // after releasing mu_ (JoinReaped): a thread's exit (thread-local
+  // destructors of the kernels it ran) must not wait behind our lock. A
+  // worker another live substitute stands in for stays: that substitute
+  // reads it (ShouldRetire).
   std::vector<Worker*>& workers = teams_[team]->workers;
   auto is_parent_of_live = [&](const Worker* w) {
     for (const Worker* x : workers) {
@@ -300,18 +307,26 @@ void Scheduler::ReapRetiredSubstitutesLocked(int team) {
     if (w->parent != nullptr && w->retired && !is_parent_of_live(w)) reaped.push_back(w);
   }
   if (reaped.empty()) return;
-  // Substitutes of a reaped worker are retired too (it was their parent and
-  // it is not a parent of a live one): none of them reads it again.
-  for (Worker* w : reaped) {
-    if (w->thread.joinable()) w->thread.join();
-    workers.erase(std::remove(workers.begin(), workers.end(), w), workers.end());
+  // Substitutes of a reaped worker are retired too (it is not a parent of a
+  // live one): none of them reads it again.
+  auto is_reaped = [&](const Worker* w) {
+    return std::find(reaped.begin(), reaped.end(), w) != reaped.end();
+  };
+  workers.erase(std::remove_if(workers.begin(), workers.end(), is_reaped), workers.end());
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (is_reaped(it->get())) {
+      reaped_.push_back(std::move(*it));
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
   }
-  workers_.erase(std::remove_if(workers_.begin(), workers_.end(),
-                                [&](const std::unique_ptr<Worker>& w) {
-                                  return std::find(reaped.begin(), reaped.end(), w.get()) !=
-                                         reaped.end();
-                                }),
-                 workers_.end());
+}
+
+void Scheduler::JoinReaped(std::vector<std::unique_ptr<Worker>> reaped) {
+  for (auto& w : reaped) {
+    if (w->thread.joinable()) w->thread.join();
+  }
 }
 
 bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
@@ -423,7 +438,7 @@ void Scheduler::CheckStalls(int64_t now) {
 void Scheduler::WatchdogLoop() {
   NameCurrentThread(options_.thread_name_prefix + "-watch");
   const int64_t tick_ns = std::max<int64_t>(options_.stall_window_ns / 4, kMinWatchdogTickNs);
-  MutexLock l(&mu_);
+  mu_.Lock();
   while (!shutdown_.load()) {
     if (queue_->empty()) {
       watchdog_sleeping_ = true;
@@ -434,7 +449,15 @@ void Scheduler::WatchdogLoop() {
     watchdog_cv_.WaitForNs(&mu_, tick_ns);
     if (shutdown_.load()) break;
     CheckStalls(MonotonicNowNs());
+    if (!reaped_.empty()) {
+      std::vector<std::unique_ptr<Worker>> reaped = std::move(reaped_);
+      reaped_.clear();
+      mu_.Unlock();
+      JoinReaped(std::move(reaped));
+      mu_.Lock();
+    }
   }
+  mu_.Unlock();
 }
 
 }  // namespace graphi

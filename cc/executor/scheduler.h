@@ -148,9 +148,11 @@ class Scheduler {
   // Wakes the idle substitutes standing in for `w` (back from its task, or
   // retired) so that they retire.
   void ReleaseSubstitutesLocked(Worker* w) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Joins and forgets team `team`'s retired substitutes that no live
-  // substitute stands in for.
+  // Moves team `team`'s retired substitutes that no live substitute stands
+  // in for to `reaped_`, for the watchdog to join.
   void ReapRetiredSubstitutesLocked(int team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Joins `reaped` (call without mu_).
+  static void JoinReaped(std::vector<std::unique_ptr<Worker>> reaped);
 
   const Options options_;
   // Declared before the workers' state: workers use it until joined.
@@ -167,6 +169,9 @@ class Scheduler {
   std::vector<Worker*> idle_ GRAPHI_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Worker>> workers_ GRAPHI_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<TeamState>> teams_ GRAPHI_GUARDED_BY(mu_);
+  // Retired substitutes forgotten by ReapRetiredSubstitutesLocked, not yet
+  // joined.
+  std::vector<std::unique_ptr<Worker>> reaped_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_seq_ GRAPHI_GUARDED_BY(mu_) = 0;
 
   CondVar watchdog_cv_;
