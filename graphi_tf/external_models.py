@@ -26,11 +26,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from graphi_tf.models._step import apply_function_threads
+from graphi_tf.step_base import EXECUTORS, ClosableStep, apply_function_threads, check_seed, check_threads
 
-EXECUTORS: Tuple[str, ...] = ("GRAPHI", "DEFAULT", "SINGLE_THREADED_EXECUTOR")
 LOADERS: Tuple[str, ...] = ("tf2", "tf1")
 DEFAULT_SIGNATURE = "serving_default"
 DEFAULT_TAG = "serve"
@@ -227,18 +226,6 @@ def _check_executor(executor: Any) -> str:
     return executor
 
 
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise UsageError(f"seed={seed!r} is invalid; allowed: a whole number >= 0")
-    return seed
-
-
-def _check_threads(name: str, value: Any) -> Optional[int]:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise UsageError(f"{name}={value!r} is invalid; allowed: a whole number >= 1, or None for TensorFlow's default")
-    return value
-
-
 def _executor_scope(executor: str) -> Any:
     import contextlib
 
@@ -310,7 +297,7 @@ def count_graph_nodes(graph_def: Any, outputs: Sequence[str]) -> int:
 # ------------------------------------------------------------------------ steps
 
 
-class ExternalModelStep:
+class ExternalModelStep(ClosableStep):
     """One step of a user's model on one executor: call it to run one step.
 
     Attributes:
@@ -356,15 +343,6 @@ class ExternalModelStep:
         ``output_partition_graphs=True`` and returns its ``RunMetadata``."""
         raise UsageError(f"run_traced() needs a SavedModel step with loader='tf1' (a Session); this step's "
                          f"loader is {self.loader!r}")
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> "ExternalModelStep":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.kind}/{self.loader}{'/train' if self.train else ''} "
@@ -590,8 +568,9 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
     executor = _check_executor(executor)
     if not isinstance(loader, str) or loader not in LOADERS:
         raise UsageError(f"loader={loader!r} is invalid; allowed: {', '.join(LOADERS)}")
-    seed = _check_seed(seed)
-    inter_op, intra_op = _check_threads("inter_op", inter_op), _check_threads("intra_op", intra_op)
+    seed = check_seed(seed, UsageError)
+    inter_op = check_threads("inter_op", inter_op, UsageError)
+    intra_op = check_threads("intra_op", intra_op, UsageError)
     checked = check_saved_model(path, signature=signature, tag=tag, batch=batch, inputs=inputs)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if loader == "tf1":
@@ -798,8 +777,9 @@ def keras_model_step(path: str, executor: str = "GRAPHI", *, train: bool = False
     executor = _check_executor(executor)
     if not isinstance(train, bool):
         raise UsageError(f"train={train!r} is invalid; allowed: True, False")
-    seed = _check_seed(seed)
-    inter_op, intra_op = _check_threads("inter_op", inter_op), _check_threads("intra_op", intra_op)
+    seed = check_seed(seed, UsageError)
+    inter_op = check_threads("inter_op", inter_op, UsageError)
+    intra_op = check_threads("intra_op", intra_op, UsageError)
     explicit = _explicit_shapes(inputs)  # a malformed shape fails before the model loads
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     apply_function_threads(inter_op, intra_op)

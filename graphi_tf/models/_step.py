@@ -21,9 +21,10 @@ import dataclasses
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
+from graphi_tf.step_base import EXECUTORS, ClosableStep, apply_function_threads, check_seed, check_threads
+
 SIZES: Tuple[str, ...] = ("small", "medium", "large")
 MODES: Tuple[str, ...] = ("graph", "function")
-EXECUTORS: Tuple[str, ...] = ("GRAPHI", "DEFAULT", "SINGLE_THREADED_EXECUTOR")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,20 +89,6 @@ def check_choice(setting: str, value: Any, allowed: Sequence[str]) -> str:
     return value
 
 
-def _check_threads(name: str, value: Optional[int]) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} is invalid; allowed: a whole number >= 1, or None for TensorFlow's default")
-    return value
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} is invalid; allowed: a whole number >= 0")
-    return seed
-
-
 def _sgd_updates(tf: Any, variables: Sequence[Any], grads: Sequence[Any], learning_rate: float) -> list:
     alpha = tf.constant(learning_rate, tf.float32, name="learning_rate")
     ops = []
@@ -123,7 +110,7 @@ def _constants(tf: Any, arrays: Mapping[str, Any]) -> Dict[str, Any]:
     return {name: tf.constant(value, name=f"input_{name}") for name, value in arrays.items()}
 
 
-class TrainingStep(abc.ABC):
+class TrainingStep(ClosableStep, abc.ABC):
     """One training step of a bundled model: call it to run a step (forward, loss, gradients,
     SGD update).
 
@@ -157,15 +144,6 @@ class TrainingStep(abc.ABC):
         """Graph mode: runs one step with ``RunOptions.FULL_TRACE`` and
         ``output_partition_graphs=True`` and returns its ``RunMetadata``."""
         raise ValueError(f"run_traced() needs mode='graph'; this step has mode={self.mode!r}")
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> "TrainingStep":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.model}/{self.size} mode={self.mode} executor={self.executor} "
@@ -240,28 +218,6 @@ class GraphTrainingStep(TrainingStep):
             self.session.close()
 
 
-def apply_function_threads(inter_op: Optional[int], intra_op: Optional[int]) -> None:
-    """tf.config.threading for tf.function steps; it only takes before TensorFlow's eager
-    context starts, so a different value after that is an error, not silently ignored."""
-    import tensorflow as tf
-
-    threading = tf.config.threading
-    for name, value, get, set_ in (
-            ("inter_op", inter_op, threading.get_inter_op_parallelism_threads,
-             threading.set_inter_op_parallelism_threads),
-            ("intra_op", intra_op, threading.get_intra_op_parallelism_threads,
-             threading.set_intra_op_parallelism_threads)):
-        if value is None or get() == value:
-            continue
-        try:
-            set_(value)
-        except RuntimeError:
-            raise RuntimeError(
-                f"{name}={value} cannot be applied: TensorFlow's eager context is already initialised with "
-                f"{name}={get() or 'default'} in this process. Pass {name} before running any TensorFlow op "
-                f"(in a fresh process), or pass {name}=None.") from None
-
-
 class FunctionTrainingStep(TrainingStep):
     """The TF2 variant: ``tf.Variable``s and a ``tf.function`` with a ``GradientTape``; each call
     runs inside ``tf.experimental.function_executor_type(executor)`` (none for DEFAULT)."""
@@ -319,9 +275,9 @@ def build(spec: ModelSpec, size: str = "small", mode: str = "graph", executor: s
     hp = spec.resolve(size, hparam_overrides)
     check_choice("mode", mode, MODES)
     check_choice("executor", executor, EXECUTORS)
-    inter_op = _check_threads("inter_op", inter_op)
-    intra_op = _check_threads("intra_op", intra_op)
-    seed = _check_seed(seed)
+    inter_op = check_threads("inter_op", inter_op)
+    intra_op = check_threads("intra_op", intra_op)
+    seed = check_seed(seed)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     cls = GraphTrainingStep if mode == "graph" else FunctionTrainingStep
     return cls(spec, size, hp, executor, seed, inter_op, intra_op)
