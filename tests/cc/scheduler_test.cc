@@ -4,6 +4,8 @@
 // leaders running other teams' parallel-for blocks).
 #include "cc/executor/scheduler.h"
 
+#include "cc/executor/thread_affinity.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -152,6 +154,93 @@ TEST(SchedulerTest, BlockedTeamGetsASubstituteSoQueuedWorkRuns) {
   }));
   ASSERT_TRUE(blocker_done.Wait());
   EXPECT_GE(s.substitutes_started(), 1u);
+}
+
+TEST(SchedulerTest, IdleSubstituteRetiresOnceTheBlockedWorkerIsBack) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  // The blocker stays in its task 100 ms after the substitute ran the
+  // partner, so the substitute is idle (asleep on its slot) when the
+  // blocker returns. No task follows: nothing hands the substitute work.
+  Latch partner_ran(1), blocker_done(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+    std::this_thread::sleep_for(milliseconds(100));
+    blocker_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+  ASSERT_TRUE(blocker_done.Wait());
+  ASSERT_GE(s.substitutes_started(), 1u);
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(s.substitutes_alive(), 0);
+}
+
+TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  // Each round blocks the team until a queued partner has run: a new
+  // substitute for most rounds (a round whose blocker lands on a substitute
+  // still alive needs none), and each new one joins the retired ones.
+  for (int round = 0; round < 5; ++round) {
+    Latch partner_ran(1), blocker_done(1);
+    s.Submit(MakeTask([&](int) {
+      EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+      blocker_done.CountDown();
+    }));
+    s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+    ASSERT_TRUE(blocker_done.Wait());
+  }
+  EXPECT_GE(s.substitutes_started(), 1u);
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(s.substitutes_alive(), 0);
+  // The team still works.
+  Latch done(1);
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  EXPECT_TRUE(done.Wait());
+}
+
+TEST(SchedulerTest, TeamStarvedOfItsCoreGetsNoSubstitute) {
+  // The team's core is shared with 19 spinning threads: its computing
+  // leader gets about 5% of the core, under the 10% stall threshold, but it
+  // is runnable, not blocked.
+  const std::vector<int> cpus = CurrentThreadAffinity();
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus[0];
+  Scheduler::Options o;
+  o.team_cpus = {{cpu}};
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < 19; ++i) {
+    hogs.emplace_back([&] {
+      std::string error;
+      PinCurrentThread({cpu}, &error);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  Latch done(2);
+  s.Submit(MakeTask([&](int) {
+    auto end = std::chrono::steady_clock::now() + milliseconds(400);
+    volatile uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
+    done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  const bool finished = done.Wait(milliseconds(20000));
+  stop.store(true);
+  for (auto& t : hogs) t.join();
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(s.substitutes_started(), 0u);
 }
 
 TEST(SchedulerTest, BusyTeamThatBurnsCpuGetsNoSubstitute) {
