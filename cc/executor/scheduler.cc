@@ -128,6 +128,7 @@ void Scheduler::StartWorker(int team, Worker* parent) {
 
 void Scheduler::Submit(ReadyTask task) {
   Worker* target = nullptr;
+  bool woken = false;
   {
     MutexLock l(&mu_);
     task.seq = next_seq_++;
@@ -141,12 +142,22 @@ void Scheduler::Submit(ReadyTask task) {
       target->slot = std::move(task);
       target->slot_full = true;
       target->has_task.store(true, std::memory_order_release);
+      // A substitute may see the task while spinning, run it, retire and be
+      // freed by the watchdog (ReapRetiredSubstitutesLocked) as soon as mu_
+      // is released, so it is woken while mu_ pins it (lock order: mu_, then
+      // wake_mu). Leaders live as long as the Scheduler: they are woken after
+      // the unlock, so the woken thread does not wait for mu_.
+      if (target->parent != nullptr) {
+        Wake(target);
+        woken = true;
+      }
     } else {
       queue_->Push(std::move(task));
       if (watchdog_sleeping_) watchdog_cv_.Signal();
     }
   }
-  if (target != nullptr) Wake(target);
+  if (target != nullptr && options_.after_handoff_for_test) options_.after_handoff_for_test();
+  if (target != nullptr && !woken) Wake(target);
 }
 
 void Scheduler::Wake(Worker* w) {

@@ -71,6 +71,10 @@ class Scheduler {
     bool work_conserving = true;
     // Prefix of worker thread names: "<prefix>-e<team>-t0" / "-s<n>".
     std::string thread_name_prefix = "graphi";
+    // Tests only: Submit calls it after handing a task to an idle worker and
+    // releasing the scheduler's lock, so that a test can stretch that moment
+    // (the hand-off's race with the worker). Empty in production.
+    std::function<void()> after_handoff_for_test;
   };
 
   explicit Scheduler(Options options);
@@ -133,6 +137,9 @@ class Scheduler {
   bool TakeTaskLocked(Worker* w, ReadyTask* task) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An idle worker waits for its slot, stealing blocks meanwhile (leaders).
   void WaitForSlot(Worker* w) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Wakes `w` if it sleeps on its slot. A substitute must be woken with mu_
+  // held: once it retires the watchdog frees it, and only mu_ stops that.
+  // Leaders live as long as the Scheduler and may be woken without mu_.
   void Wake(Worker* w);
   void WatchdogLoop() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Starts a substitute for every team found blocked with work waiting.

@@ -207,6 +207,66 @@ TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
   EXPECT_TRUE(done.Wait());
 }
 
+TEST(SchedulerTest, ASubstituteHandedATaskIsNotFreedBeforeTheHandOffEnds) {
+  // A spinning substitute sees a task handed to it without being woken: it
+  // can run the task, retire, and be freed by the watchdog while the
+  // submitter is still between releasing the lock and waking it. The hook
+  // holds the submitter there until that has happened; under ASan a wake-up
+  // that touches the freed worker fails this test.
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 2 * 1000 * 1000;
+  o.spin_ns = int64_t{10} * 1000 * 1000 * 1000;  // workers spin, never sleep
+  std::atomic<bool> stretch{false};
+  std::function<void()> in_the_hand_off;
+  o.after_handoff_for_test = [&] {
+    if (stretch.exchange(false)) in_the_hand_off();
+  };
+  Scheduler s(o);
+  auto wait_until = [](const std::function<bool()>& cond) {
+    const auto deadline = std::chrono::steady_clock::now() + milliseconds(10000);
+    while (!cond() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return cond();
+  };
+  // The leader blocks until released; the partner queued behind it gets a
+  // substitute, which then idles (spinning) while the leader is blocked.
+  Latch release_first(1), first_done(1), partner_ran(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(release_first.Wait());
+    first_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+  ASSERT_TRUE(partner_ran.Wait());
+  ASSERT_EQ(s.substitutes_started(), 1u);
+  std::this_thread::sleep_for(milliseconds(20));  // the substitute is idle now
+
+  Latch release_second(1), second_done(1), second_partner_ran(1);
+  in_the_hand_off = [&] {
+    // The substitute runs the handed task; the leader comes back, so the
+    // substitute retires.
+    release_first.CountDown();
+    ASSERT_TRUE(first_done.Wait());
+    ASSERT_TRUE(wait_until([&] { return s.substitutes_alive() == 0; }));
+    // A second stall makes the watchdog reap (and free) the retired
+    // substitute as it starts the next one.
+    s.Submit(MakeTask([&](int) {
+      EXPECT_TRUE(release_second.Wait());
+      second_done.CountDown();
+    }));
+    s.Submit(MakeTask([&](int) { second_partner_ran.CountDown(); }));
+    ASSERT_TRUE(second_partner_ran.Wait());
+    std::this_thread::sleep_for(milliseconds(50));  // the watchdog joins and frees it
+  };
+  Latch handed_ran(1);
+  stretch.store(true);
+  s.Submit(MakeTask([&](int) { handed_ran.CountDown(); }));
+  EXPECT_TRUE(handed_ran.Wait());
+  EXPECT_EQ(s.substitutes_started(), 2u);
+  release_second.CountDown();
+  EXPECT_TRUE(second_done.Wait());
+}
+
 TEST(SchedulerTest, TeamStarvedOfItsCoreGetsNoSubstitute) {
   // The team's core is shared with 19 spinning threads: its computing
   // leader gets about 5% of the core, under the 10% stall threshold, but it
