@@ -419,7 +419,8 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
   s.steal_list().SetSink(0, helpers0.sink());
   s.steal_list().SetSink(1, helpers1.sink());
   Latch first_started(1), release(1), op_ran(1), all_blocks(6);
-  std::atomic<int> op_team{-1}, later_blocks_on_thief{0};
+  std::atomic<int> op_team{-1}, later_blocks_on_thief_before_op{0};
+  std::atomic<bool> op_done{false};
   int owner = -1;
   s.Submit(MakeTask([&](int team) {
     owner = team;
@@ -431,16 +432,18 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
     });
     ASSERT_TRUE(first_started.Wait());
     // The thief is inside the first block: these go to this team's helpers
-    // (and stay stealable).
+    // (and stay stealable: once the thief has run the op it may take the
+    // ones the helpers have not).
     for (int i = 0; i < 5; ++i) {
       s.OfferBlock(team, [&] {
-        if (StealList::CurrentThief() >= 0) later_blocks_on_thief++;
+        if (StealList::CurrentThief() >= 0 && !op_done.load()) later_blocks_on_thief_before_op++;
         all_blocks.CountDown();
       });
     }
     // An op for the stealing team: it is idle, so the op goes to its slot.
     s.Submit(MakeTask([&](int t) {
       op_team.store(t);
+      op_done.store(true);
       op_ran.CountDown();
     }));
     release.CountDown();
@@ -449,7 +452,7 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
   ASSERT_TRUE(op_ran.Wait());
   ASSERT_TRUE(all_blocks.Wait());
   EXPECT_EQ(op_team.load(), 1 - owner);
-  EXPECT_EQ(later_blocks_on_thief.load(), 0);
+  EXPECT_EQ(later_blocks_on_thief_before_op.load(), 0);
 }
 
 TEST(SchedulerTest, WithoutWorkConservationNoLeaderSteals) {
