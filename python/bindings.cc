@@ -198,6 +198,7 @@ py::dict SchedulerStats() {
   d["generation"] = teams->generation();
   d["tasks_run_per_team"] = teams->scheduler().tasks_run_per_team();
   d["substitutes_started"] = teams->scheduler().substitutes_started();
+  d["substitutes_alive"] = teams->scheduler().substitutes_alive();
   d["blocks_stolen_per_team"] = teams->scheduler().blocks_stolen_per_team();
   d["stolen_ns_per_team"] = teams->scheduler().stolen_ns_per_team();
   d["teams"] = teams->layout().team_cpus;

@@ -5,7 +5,7 @@
 // (StepArgs), where its ops run (StepPlacement), input preparation and output
 // processing (plain functions, compiled once), then the GraphiStep template
 // (declarations, each with its contract, then out-of-line definitions,
-// instantiated for both propagators), then the two entry points.
+// instantiated for the three propagators), then the two entry points.
 //
 // Thread-safety: any number of threads may Process() nodes of one step
 // concurrently; shared fields are atomics or guarded by `mu_` /
@@ -39,6 +39,7 @@
 #include "tensorflow/core/framework/rendezvous.h"
 #include "tensorflow/core/lib/core/errors.h"
 #include "tensorflow/core/lib/core/status.h"
+#include "tensorflow/core/util/determinism.h"
 #include "tensorflow/core/util/tensor_slice_reader_cache.h"
 
 namespace graphi {
@@ -993,38 +994,56 @@ void GraphiStep<P>::Finish() {
   }
 }
 
-// The two propagators: SimplePropagatorState for graphs without v1 control
-// flow, PropagatorState (frames, iterations, dead tensors) otherwise.
+// The propagators: SimplePropagatorState for graphs without v1 control
+// flow, PropagatorState (frames, iterations, dead tensors) otherwise, and
+// OrderedPropagatorState under TF_DETERMINISTIC_ORDER=1.
 template class GraphiStep<tensorflow::PropagatorState>;
 template class GraphiStep<tensorflow::SimplePropagatorState>;
+template class GraphiStep<tensorflow::OrderedPropagatorState>;
+
+template <class P>
+struct PropagatorTag {
+  using type = P;
+};
+
+// Calls `f(PropagatorTag<P>{})` with the propagator a step of `executor` uses,
+// chosen as executor.cc's ExecutorImpl::RunAsyncInternal chooses it:
+// TF_DETERMINISTIC_ORDER=1 (tensorflow::OpOrderDeterminismRequired, read
+// once per process by TensorFlow) selects OrderedPropagatorState for every
+// graph, whose inline ready queue runs the nodes a thread made ready in a
+// fixed order (highest node id, frame id, iteration first) instead of the
+// order the propagator found them. Ops handed to other threads are not
+// ordered, in the stock executor neither.
+template <class F>
+void WithPropagator(const GraphiExecutor& executor, F&& f) {
+  if (tensorflow::OpOrderDeterminismRequired()) {
+    f(PropagatorTag<tensorflow::OrderedPropagatorState>{});
+  } else if (executor.immutable_state().requires_control_flow_support()) {
+    f(PropagatorTag<tensorflow::PropagatorState>{});
+  } else {
+    f(PropagatorTag<tensorflow::SimplePropagatorState>{});
+  }
+}
 
 }  // namespace
 
 void StartDispatchedStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
                          std::shared_ptr<const TeamDevices> devices,
                          tensorflow::Executor::DoneCallback done) {
-  if (executor->immutable_state().requires_control_flow_support()) {
-    (new GraphiStep<tensorflow::PropagatorState>(args, executor, std::move(devices), nullptr))
-        ->Start(std::move(done));
-  } else {
-    (new GraphiStep<tensorflow::SimplePropagatorState>(args, executor, std::move(devices),
-                                                       nullptr))
-        ->Start(std::move(done));
-  }
+  WithPropagator(*executor, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    (new GraphiStep<P>(args, executor, std::move(devices), nullptr))->Start(std::move(done));
+  });
 }
 
 absl::Status RunCallerDrivenStep(const tensorflow::Executor::Args& args,
                                  GraphiExecutor* executor,
                                  std::shared_ptr<const TeamDevices> devices) {
   CallerQueue queue;
-  if (executor->immutable_state().requires_control_flow_support()) {
-    (new GraphiStep<tensorflow::PropagatorState>(args, executor, std::move(devices), &queue))
-        ->Start(nullptr);
-  } else {
-    (new GraphiStep<tensorflow::SimplePropagatorState>(args, executor, std::move(devices),
-                                                       &queue))
-        ->Start(nullptr);
-  }
+  WithPropagator(*executor, [&](auto tag) {
+    using P = typename decltype(tag)::type;
+    (new GraphiStep<P>(args, executor, std::move(devices), &queue))->Start(nullptr);
+  });
   return queue.Drain();
 }
 

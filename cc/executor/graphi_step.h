@@ -19,6 +19,10 @@
 // ready on other threads (async kernels completing) are queued for it
 // (caller_queue.h).
 //
+// Under TF_DETERMINISTIC_ORDER=1 a step uses TensorFlow's
+// OrderedPropagatorState, as the stock executor does: a thread runs the
+// nodes it keeps inline highest (node id, frame, iteration) first.
+//
 // Thread-safety: both functions may be called concurrently, for the same
 // executor too; each step's state is its own.
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_STEP_H_

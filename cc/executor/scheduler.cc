@@ -41,6 +41,7 @@ struct Scheduler::Worker {
   uint64_t parent_tasks_at_spawn = 0;
   std::thread thread;
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  int tid = 0;  // set with cpu_clock
 
   // Guarded by Scheduler::mu_ (which the annotations cannot name here).
   bool clock_ready = false;
@@ -53,6 +54,9 @@ struct Scheduler::Worker {
 
   // Lock-free peek for the spinning phase of WaitForSlot.
   std::atomic<bool> has_task{false};
+  // Set (under Scheduler::mu_, as the worker leaves the idle list) when an
+  // idle substitute's blocked worker is back: it stops waiting and retires.
+  std::atomic<bool> retire_requested{false};
 
   // Sleep/wake for this worker only.
   Mutex wake_mu;
@@ -64,6 +68,7 @@ struct Scheduler::Worker {
 struct Scheduler::TeamState {
   std::vector<Worker*> workers;          // leader first, then substitutes
   std::vector<clockid_t> helper_clocks;  // the team's intra-op threads
+  std::vector<int> helper_tids;          // the same threads' ids
   uint64_t tasks_run = 0;
   // Stall detection window.
   bool watching = false;
@@ -100,6 +105,12 @@ Scheduler::~Scheduler() {
   for (Worker* w : all) {
     if (w->thread.joinable()) w->thread.join();
   }
+  std::vector<std::unique_ptr<Worker>> reaped;
+  {
+    MutexLock l(&mu_);
+    reaped = std::move(reaped_);
+  }
+  JoinReaped(std::move(reaped));
 }
 
 void Scheduler::StartWorker(int team, Worker* parent) {
@@ -117,6 +128,7 @@ void Scheduler::StartWorker(int team, Worker* parent) {
 
 void Scheduler::Submit(ReadyTask task) {
   Worker* target = nullptr;
+  bool woken = false;
   {
     MutexLock l(&mu_);
     task.seq = next_seq_++;
@@ -130,12 +142,22 @@ void Scheduler::Submit(ReadyTask task) {
       target->slot = std::move(task);
       target->slot_full = true;
       target->has_task.store(true, std::memory_order_release);
+      // A substitute may see the task while spinning, run it, retire and be
+      // freed by the watchdog (ReapRetiredSubstitutesLocked) as soon as mu_
+      // is released, so it is woken while mu_ pins it (lock order: mu_, then
+      // wake_mu). Leaders live as long as the Scheduler: they are woken after
+      // the unlock, so the woken thread does not wait for mu_.
+      if (target->parent != nullptr) {
+        Wake(target);
+        woken = true;
+      }
     } else {
       queue_->Push(std::move(task));
       if (watchdog_sleeping_) watchdog_cv_.Signal();
     }
   }
-  if (target != nullptr) Wake(target);
+  if (target != nullptr && options_.after_handoff_for_test) options_.after_handoff_for_test();
+  if (target != nullptr && !woken) Wake(target);
 }
 
 void Scheduler::Wake(Worker* w) {
@@ -149,7 +171,8 @@ void Scheduler::WaitForSlot(Worker* w) {
   const bool thief = options_.work_conserving && w->parent == nullptr && num_teams() > 1;
   auto can_steal = [&] { return thief && steal_.HasWorkFor(w->team); };
   auto done = [&] {
-    return w->has_task.load(std::memory_order_acquire) || shutdown_.load();
+    return w->has_task.load(std::memory_order_acquire) || shutdown_.load() ||
+           w->retire_requested.load(std::memory_order_acquire);
   };
   if (thief) steal_.BeginStealing(w->team);
   for (;;) {
@@ -231,6 +254,7 @@ void Scheduler::WorkerLoop(Worker* w) {
                                           : "-s" + std::to_string(w->index_in_team)));
   mu_.Lock();
   w->cpu_clock = CurrentThreadCpuClock();
+  w->tid = CurrentThreadTid();
   w->clock_ready = true;
   while (!shutdown_.load()) {
     ReadyTask task;
@@ -249,13 +273,71 @@ void Scheduler::WorkerLoop(Worker* w) {
     task.run = nullptr;  // release captures outside the lock
     mu_.Lock();
     w->running = false;
+    ReleaseSubstitutesLocked(w);
   }
   if (w->idle) {
     idle_.erase(std::remove(idle_.begin(), idle_.end(), w), idle_.end());
     w->idle = false;
   }
   w->retired = true;
+  if (w->parent != nullptr) substitutes_alive_.fetch_sub(1);
+  ReleaseSubstitutesLocked(w);  // a substitute standing in for `w` retires too
   mu_.Unlock();
+}
+
+void Scheduler::ReleaseSubstitutesLocked(Worker* w) {
+  // A substitute checks whether its blocked worker is back only when it
+  // looks for work. One that went idle before that would otherwise sleep
+  // on, an extra thread pinned to the team's cores, until handed a task.
+  for (Worker* sub : teams_[w->team]->workers) {
+    if (sub->parent != w || sub->retired || !sub->idle) continue;
+    idle_.erase(std::remove(idle_.begin(), idle_.end(), sub), idle_.end());
+    sub->idle = false;
+    sub->retire_requested.store(true, std::memory_order_release);
+    Wake(sub);  // lock order: mu_, then a worker's wake_mu
+  }
+}
+
+void Scheduler::ReapRetiredSubstitutesLocked(int team) {
+  // Retired substitutes are forgotten here rather than at destruction, so
+  // that a long-running process keeps neither their threads nor their
+  // entries (which the watchdog walks every tick). The watchdog joins them
+  // after releasing mu_ (JoinReaped): a thread's exit (thread-local
+  // destructors of the kernels it ran) must not wait behind our lock. A
+  // worker another live substitute stands in for stays: that substitute
+  // reads it (ShouldRetire).
+  std::vector<Worker*>& workers = teams_[team]->workers;
+  auto is_parent_of_live = [&](const Worker* w) {
+    for (const Worker* x : workers) {
+      if (x->parent == w && !x->retired) return true;
+    }
+    return false;
+  };
+  std::vector<Worker*> reaped;
+  for (Worker* w : workers) {
+    if (w->parent != nullptr && w->retired && !is_parent_of_live(w)) reaped.push_back(w);
+  }
+  if (reaped.empty()) return;
+  // Substitutes of a reaped worker are retired too (it is not a parent of a
+  // live one): none of them reads it again.
+  auto is_reaped = [&](const Worker* w) {
+    return std::find(reaped.begin(), reaped.end(), w) != reaped.end();
+  };
+  workers.erase(std::remove_if(workers.begin(), workers.end(), is_reaped), workers.end());
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (is_reaped(it->get())) {
+      reaped_.push_back(std::move(*it));
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Scheduler::JoinReaped(std::vector<std::unique_ptr<Worker>> reaped) {
+  for (auto& w : reaped) {
+    if (w->thread.joinable()) w->thread.join();
+  }
 }
 
 bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
@@ -279,9 +361,11 @@ bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
 
 void Scheduler::RegisterHelperThread(int team) {
   clockid_t clock = CurrentThreadCpuClock();
+  const int tid = CurrentThreadTid();
   MutexLock l(&mu_);
   if (team >= 0 && team < static_cast<int>(teams_.size())) {
     teams_[team]->helper_clocks.push_back(clock);
+    teams_[team]->helper_tids.push_back(tid);
   }
 }
 
@@ -332,7 +416,21 @@ bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
   if (elapsed < options_.stall_window_ns) return false;
   const int64_t cpu = TeamCpuNs(ts) - ts.watch_start_cpu_ns;
   ts.watching = false;
-  return cpu < static_cast<int64_t>(options_.stall_cpu_fraction * elapsed);
+  if (cpu >= static_cast<int64_t>(options_.stall_cpu_fraction * elapsed)) return false;
+  // Little CPU can also mean the team's threads wait for a core on an
+  // overloaded machine: they are then runnable, not blocked, and a
+  // substitute on the same cores would only lengthen the run queue.
+  return !TeamHasRunnableThreadLocked(ts);
+}
+
+bool Scheduler::TeamHasRunnableThreadLocked(const TeamState& team) {
+  for (const Worker* w : team.workers) {
+    if (!w->retired && w->running && w->clock_ready && ThreadIsRunnable(w->tid)) return true;
+  }
+  for (int tid : team.helper_tids) {
+    if (ThreadIsRunnable(tid)) return true;
+  }
+  return false;
 }
 
 void Scheduler::CheckStalls(int64_t now) {
@@ -340,7 +438,9 @@ void Scheduler::CheckStalls(int64_t now) {
     Worker* newest = nullptr;
     if (TeamStalledLocked(static_cast<int>(k), now, &newest)) {
       // The team is parked inside a blocking kernel while work waits.
+      ReapRetiredSubstitutesLocked(static_cast<int>(k));  // `newest` is live: kept
       substitutes_started_.fetch_add(1);
+      substitutes_alive_.fetch_add(1);
       StartWorker(static_cast<int>(k), newest);
     }
   }
@@ -349,7 +449,7 @@ void Scheduler::CheckStalls(int64_t now) {
 void Scheduler::WatchdogLoop() {
   NameCurrentThread(options_.thread_name_prefix + "-watch");
   const int64_t tick_ns = std::max<int64_t>(options_.stall_window_ns / 4, kMinWatchdogTickNs);
-  MutexLock l(&mu_);
+  mu_.Lock();
   while (!shutdown_.load()) {
     if (queue_->empty()) {
       watchdog_sleeping_ = true;
@@ -360,7 +460,15 @@ void Scheduler::WatchdogLoop() {
     watchdog_cv_.WaitForNs(&mu_, tick_ns);
     if (shutdown_.load()) break;
     CheckStalls(MonotonicNowNs());
+    if (!reaped_.empty()) {
+      std::vector<std::unique_ptr<Worker>> reaped = std::move(reaped_);
+      reaped_.clear();
+      mu_.Unlock();
+      JoinReaped(std::move(reaped));
+      mu_.Lock();
+    }
   }
+  mu_.Unlock();
 }
 
 }  // namespace graphi

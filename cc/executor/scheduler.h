@@ -15,7 +15,8 @@
 //   * Blocking kernels (queue dequeues, py_function, a nested synchronous
 //     function run) can park a team while the op it waits for sits in the
 //     ready queue. A watchdog notices a team whose threads hold a task but
-//     burn no CPU while work is queued, and starts a substitute worker for
+//     burn no CPU while work is queued (and none of them is runnable, i.e.
+//     merely waiting for a core), and starts a substitute worker for
 //     that team, pinned to the same cores, which serves the queue until the
 //     blocked worker resumes. This is what makes "never a hang" hold with a
 //     fixed number of pinned teams (stock TF relies on a large inter-op pool).
@@ -70,6 +71,10 @@ class Scheduler {
     bool work_conserving = true;
     // Prefix of worker thread names: "<prefix>-e<team>-t0" / "-s<n>".
     std::string thread_name_prefix = "graphi";
+    // Tests only: Submit calls it after handing a task to an idle worker and
+    // releasing the scheduler's lock, so that a test can stretch that moment
+    // (the hand-off's race with the worker). Empty in production.
+    std::function<void()> after_handoff_for_test;
   };
 
   explicit Scheduler(Options options);
@@ -108,6 +113,9 @@ class Scheduler {
   // Number of substitute workers started so far (each one means a team was
   // found blocked with work waiting).
   uint64_t substitutes_started() const { return substitutes_started_.load(); }
+  // Number of substitute workers running now: started and not yet retired
+  // (a substitute retires once the worker it stands in for is back).
+  int substitutes_alive() const { return substitutes_alive_.load(); }
   // Tasks run so far by each team.
   std::vector<uint64_t> tasks_run_per_team() const;
 
@@ -129,6 +137,9 @@ class Scheduler {
   bool TakeTaskLocked(Worker* w, ReadyTask* task) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An idle worker waits for its slot, stealing blocks meanwhile (leaders).
   void WaitForSlot(Worker* w) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Wakes `w` if it sleeps on its slot. A substitute must be woken with mu_
+  // held: once it retires the watchdog frees it, and only mu_ stops that.
+  // Leaders live as long as the Scheduler and may be woken without mu_.
   void Wake(Worker* w);
   void WatchdogLoop() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Starts a substitute for every team found blocked with work waiting.
@@ -137,7 +148,18 @@ class Scheduler {
   bool TeamStalledLocked(int k, int64_t now, Worker** newest)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t TeamCpuNs(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a thread of the team that holds a task, or a helper, is
+  // runnable (running or waiting for a cpu) rather than blocked.
+  bool TeamHasRunnableThreadLocked(const TeamState& team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ShouldRetire(const Worker* w) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes the idle substitutes standing in for `w` (back from its task, or
+  // retired) so that they retire.
+  void ReleaseSubstitutesLocked(Worker* w) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves team `team`'s retired substitutes that no live substitute stands
+  // in for to `reaped_`, for the watchdog to join.
+  void ReapRetiredSubstitutesLocked(int team) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Joins `reaped` (call without mu_).
+  static void JoinReaped(std::vector<std::unique_ptr<Worker>> reaped);
 
   const Options options_;
   // Declared before the workers' state: workers use it until joined.
@@ -145,6 +167,7 @@ class Scheduler {
   std::vector<Worker*> leaders_;  // immutable after construction
   std::atomic<bool> shutdown_{false};
   std::atomic<uint64_t> substitutes_started_{0};
+  std::atomic<int> substitutes_alive_{0};
 
   // Guards the ready set, the idle list and every worker's slot and state
   // (Worker's fields marked so: they cannot name this lock themselves).
@@ -153,6 +176,9 @@ class Scheduler {
   std::vector<Worker*> idle_ GRAPHI_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Worker>> workers_ GRAPHI_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<TeamState>> teams_ GRAPHI_GUARDED_BY(mu_);
+  // Retired substitutes forgotten by ReapRetiredSubstitutesLocked, not yet
+  // joined.
+  std::vector<std::unique_ptr<Worker>> reaped_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_seq_ GRAPHI_GUARDED_BY(mu_) = 0;
 
   CondVar watchdog_cv_;

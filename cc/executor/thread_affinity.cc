@@ -2,8 +2,11 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace graphi {
@@ -46,6 +49,23 @@ int64_t ReadCpuClockNs(clockid_t clock) {
 namespace {
 thread_local bool tls_graphi_thread = false;
 }  // namespace
+
+int CurrentThreadTid() { return static_cast<int>(syscall(SYS_gettid)); }
+
+bool ThreadIsRunnable(int tid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+  FILE* f = fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[512];
+  const size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  // "tid (comm) S ...": the name may hold spaces and parentheses, so the
+  // state follows the last ')'.
+  const char* close = strrchr(buf, ')');
+  return close != nullptr && close[1] == ' ' && close[2] == 'R';
+}
 
 void MarkCurrentThreadAsGraphi() { tls_graphi_thread = true; }
 bool OnGraphiThread() { return tls_graphi_thread; }

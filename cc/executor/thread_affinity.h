@@ -1,4 +1,4 @@
-// Thread placement helpers: pinning, naming and per-thread CPU clocks.
+// Thread placement helpers: pinning, naming, per-thread CPU clocks and states.
 //
 // Free of TensorFlow types. All functions act on the calling thread unless a
 // clock id is passed in, and are thread-safe.
@@ -27,6 +27,14 @@ clockid_t CurrentThreadCpuClock();
 // Nanoseconds of CPU time consumed on `clock`; 0 if it cannot be read (the
 // thread exited).
 int64_t ReadCpuClockNs(clockid_t clock);
+
+// The calling thread's kernel thread id.
+int CurrentThreadTid();
+
+// Whether thread `tid` of this process is running or waiting for a cpu
+// (state R in /proc/self/task/<tid>/stat), rather than sleeping or blocked.
+// False if it cannot be read (e.g. the thread exited).
+bool ThreadIsRunnable(int tid);
 
 // Marks the calling thread as one of GRAPHI's own (a team leader, substitute
 // or helper). Thread-local; never unset.

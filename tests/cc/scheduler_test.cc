@@ -4,6 +4,8 @@
 // leaders running other teams' parallel-for blocks).
 #include "cc/executor/scheduler.h"
 
+#include "cc/executor/thread_affinity.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -154,6 +156,153 @@ TEST(SchedulerTest, BlockedTeamGetsASubstituteSoQueuedWorkRuns) {
   EXPECT_GE(s.substitutes_started(), 1u);
 }
 
+TEST(SchedulerTest, IdleSubstituteRetiresOnceTheBlockedWorkerIsBack) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  // The blocker stays in its task 100 ms after the substitute ran the
+  // partner, so the substitute is idle (asleep on its slot) when the
+  // blocker returns. No task follows: nothing hands the substitute work.
+  Latch partner_ran(1), blocker_done(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+    std::this_thread::sleep_for(milliseconds(100));
+    blocker_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+  ASSERT_TRUE(blocker_done.Wait());
+  ASSERT_GE(s.substitutes_started(), 1u);
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(s.substitutes_alive(), 0);
+}
+
+TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  // Each round blocks the team until a queued partner has run: a new
+  // substitute for most rounds (a round whose blocker lands on a substitute
+  // still alive needs none), and each new one joins the retired ones.
+  for (int round = 0; round < 5; ++round) {
+    Latch partner_ran(1), blocker_done(1);
+    s.Submit(MakeTask([&](int) {
+      EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+      blocker_done.CountDown();
+    }));
+    s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+    ASSERT_TRUE(blocker_done.Wait());
+  }
+  EXPECT_GE(s.substitutes_started(), 1u);
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(s.substitutes_alive(), 0);
+  // The team still works.
+  Latch done(1);
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  EXPECT_TRUE(done.Wait());
+}
+
+TEST(SchedulerTest, ASubstituteHandedATaskIsNotFreedBeforeTheHandOffEnds) {
+  // A spinning substitute sees a task handed to it without being woken: it
+  // can run the task, retire, and be freed by the watchdog while the
+  // submitter is still between releasing the lock and waking it. The hook
+  // holds the submitter there until that has happened; under ASan a wake-up
+  // that touches the freed worker fails this test.
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 2 * 1000 * 1000;
+  o.spin_ns = int64_t{10} * 1000 * 1000 * 1000;  // workers spin, never sleep
+  std::atomic<bool> stretch{false};
+  std::function<void()> in_the_hand_off;
+  o.after_handoff_for_test = [&] {
+    if (stretch.exchange(false)) in_the_hand_off();
+  };
+  Scheduler s(o);
+  auto wait_until = [](const std::function<bool()>& cond) {
+    const auto deadline = std::chrono::steady_clock::now() + milliseconds(10000);
+    while (!cond() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    return cond();
+  };
+  // The leader blocks until released; the partner queued behind it gets a
+  // substitute, which then idles (spinning) while the leader is blocked.
+  Latch release_first(1), first_done(1), partner_ran(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(release_first.Wait());
+    first_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+  ASSERT_TRUE(partner_ran.Wait());
+  ASSERT_EQ(s.substitutes_started(), 1u);
+  std::this_thread::sleep_for(milliseconds(20));  // the substitute is idle now
+
+  Latch release_second(1), second_done(1), second_partner_ran(1);
+  in_the_hand_off = [&] {
+    // The substitute runs the handed task; the leader comes back, so the
+    // substitute retires.
+    release_first.CountDown();
+    ASSERT_TRUE(first_done.Wait());
+    ASSERT_TRUE(wait_until([&] { return s.substitutes_alive() == 0; }));
+    // A second stall makes the watchdog reap (and free) the retired
+    // substitute as it starts the next one.
+    s.Submit(MakeTask([&](int) {
+      EXPECT_TRUE(release_second.Wait());
+      second_done.CountDown();
+    }));
+    s.Submit(MakeTask([&](int) { second_partner_ran.CountDown(); }));
+    ASSERT_TRUE(second_partner_ran.Wait());
+    std::this_thread::sleep_for(milliseconds(50));  // the watchdog joins and frees it
+  };
+  Latch handed_ran(1);
+  stretch.store(true);
+  s.Submit(MakeTask([&](int) { handed_ran.CountDown(); }));
+  EXPECT_TRUE(handed_ran.Wait());
+  EXPECT_EQ(s.substitutes_started(), 2u);
+  release_second.CountDown();
+  EXPECT_TRUE(second_done.Wait());
+}
+
+TEST(SchedulerTest, TeamStarvedOfItsCoreGetsNoSubstitute) {
+  // The team's core is shared with 19 spinning threads: its computing
+  // leader gets about 5% of the core, under the 10% stall threshold, but it
+  // is runnable, not blocked.
+  const std::vector<int> cpus = CurrentThreadAffinity();
+  ASSERT_FALSE(cpus.empty());
+  const int cpu = cpus[0];
+  Scheduler::Options o;
+  o.team_cpus = {{cpu}};
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> hogs;
+  for (int i = 0; i < 19; ++i) {
+    hogs.emplace_back([&] {
+      std::string error;
+      PinCurrentThread({cpu}, &error);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  Latch done(2);
+  s.Submit(MakeTask([&](int) {
+    auto end = std::chrono::steady_clock::now() + milliseconds(400);
+    volatile uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
+    done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { done.CountDown(); }));
+  const bool finished = done.Wait(milliseconds(20000));
+  stop.store(true);
+  for (auto& t : hogs) t.join();
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(s.substitutes_started(), 0u);
+}
+
 TEST(SchedulerTest, BusyTeamThatBurnsCpuGetsNoSubstitute) {
   Scheduler::Options o = Teams(1);
   // A 50 ms window and a 2% threshold: a computing team on a loaded machine
@@ -270,7 +419,8 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
   s.steal_list().SetSink(0, helpers0.sink());
   s.steal_list().SetSink(1, helpers1.sink());
   Latch first_started(1), release(1), op_ran(1), all_blocks(6);
-  std::atomic<int> op_team{-1}, later_blocks_on_thief{0};
+  std::atomic<int> op_team{-1}, later_blocks_on_thief_before_op{0};
+  std::atomic<bool> op_done{false};
   int owner = -1;
   s.Submit(MakeTask([&](int team) {
     owner = team;
@@ -282,16 +432,18 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
     });
     ASSERT_TRUE(first_started.Wait());
     // The thief is inside the first block: these go to this team's helpers
-    // (and stay stealable).
+    // (and stay stealable: once the thief has run the op it may take the
+    // ones the helpers have not).
     for (int i = 0; i < 5; ++i) {
       s.OfferBlock(team, [&] {
-        if (StealList::CurrentThief() >= 0) later_blocks_on_thief++;
+        if (StealList::CurrentThief() >= 0 && !op_done.load()) later_blocks_on_thief_before_op++;
         all_blocks.CountDown();
       });
     }
     // An op for the stealing team: it is idle, so the op goes to its slot.
     s.Submit(MakeTask([&](int t) {
       op_team.store(t);
+      op_done.store(true);
       op_ran.CountDown();
     }));
     release.CountDown();
@@ -300,7 +452,7 @@ TEST(SchedulerTest, AStealingLeaderHandedAnOpStopsAfterTheBlockItIsOn) {
   ASSERT_TRUE(op_ran.Wait());
   ASSERT_TRUE(all_blocks.Wait());
   EXPECT_EQ(op_team.load(), 1 - owner);
-  EXPECT_EQ(later_blocks_on_thief.load(), 0);
+  EXPECT_EQ(later_blocks_on_thief_before_op.load(), 0);
 }
 
 TEST(SchedulerTest, WithoutWorkConservationNoLeaderSteals) {
