@@ -54,6 +54,30 @@ ReadyTask MakeTask(std::function<void(int)> fn, int64_t rank = 0) {
   return t;
 }
 
+// Polls `cond` every millisecond until it holds or `timeout` passes; returns
+// its last value.
+bool Eventually(const std::function<bool()>& cond, milliseconds timeout = milliseconds(10000)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!cond() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return cond();
+}
+
+// Stalls a one-team scheduler: a blocker waits (burning no CPU) until a task
+// queued behind it has run, which takes a substitute, then stays `linger`
+// longer in its task. Returns once the blocker is done.
+void StallUntilAQueuedTaskRuns(Scheduler& s, milliseconds linger = milliseconds(0)) {
+  Latch partner_ran(1), blocker_done(1);
+  s.Submit(MakeTask([&](int) {
+    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+    std::this_thread::sleep_for(linger);
+    blocker_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
+  ASSERT_TRUE(blocker_done.Wait());
+}
+
 TEST(SchedulerTest, RunsEverySubmittedTaskExactlyOnce) {
   Scheduler s(Teams(2));
   std::atomic<int> runs{0};
@@ -163,20 +187,10 @@ TEST(SchedulerTest, IdleSubstituteRetiresOnceTheBlockedWorkerIsBack) {
   // The blocker stays in its task 100 ms after the substitute ran the
   // partner, so the substitute is idle (asleep on its slot) when the
   // blocker returns. No task follows: nothing hands the substitute work.
-  Latch partner_ran(1), blocker_done(1);
-  s.Submit(MakeTask([&](int) {
-    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
-    std::this_thread::sleep_for(milliseconds(100));
-    blocker_done.CountDown();
-  }));
-  s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
-  ASSERT_TRUE(blocker_done.Wait());
+  StallUntilAQueuedTaskRuns(s, milliseconds(100));
   ASSERT_GE(s.substitutes_started(), 1u);
-  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
-  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  EXPECT_EQ(s.substitutes_alive(), 0);
+  EXPECT_TRUE(Eventually([&] { return s.substitutes_alive() == 0; }, milliseconds(5000)))
+      << s.substitutes_alive() << " alive";
 }
 
 TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
@@ -186,21 +200,10 @@ TEST(SchedulerTest, SubstitutesOfRepeatedStallsAllRetire) {
   // Each round blocks the team until a queued partner has run: a new
   // substitute for most rounds (a round whose blocker lands on a substitute
   // still alive needs none), and each new one joins the retired ones.
-  for (int round = 0; round < 5; ++round) {
-    Latch partner_ran(1), blocker_done(1);
-    s.Submit(MakeTask([&](int) {
-      EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
-      blocker_done.CountDown();
-    }));
-    s.Submit(MakeTask([&](int) { partner_ran.CountDown(); }));
-    ASSERT_TRUE(blocker_done.Wait());
-  }
+  for (int round = 0; round < 5; ++round) StallUntilAQueuedTaskRuns(s);
   EXPECT_GE(s.substitutes_started(), 1u);
-  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
-  while (s.substitutes_alive() != 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  EXPECT_EQ(s.substitutes_alive(), 0);
+  EXPECT_TRUE(Eventually([&] { return s.substitutes_alive() == 0; }, milliseconds(5000)))
+      << s.substitutes_alive() << " alive";
   // The team still works.
   Latch done(1);
   s.Submit(MakeTask([&](int) { done.CountDown(); }));
@@ -222,13 +225,6 @@ TEST(SchedulerTest, ASubstituteHandedATaskIsNotFreedBeforeTheHandOffEnds) {
     if (stretch.exchange(false)) in_the_hand_off();
   };
   Scheduler s(o);
-  auto wait_until = [](const std::function<bool()>& cond) {
-    const auto deadline = std::chrono::steady_clock::now() + milliseconds(10000);
-    while (!cond() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(1));
-    }
-    return cond();
-  };
   // The leader blocks until released; the partner queued behind it gets a
   // substitute, which then idles (spinning) while the leader is blocked.
   Latch release_first(1), first_done(1), partner_ran(1);
@@ -247,7 +243,7 @@ TEST(SchedulerTest, ASubstituteHandedATaskIsNotFreedBeforeTheHandOffEnds) {
     // substitute retires.
     release_first.CountDown();
     ASSERT_TRUE(first_done.Wait());
-    ASSERT_TRUE(wait_until([&] { return s.substitutes_alive() == 0; }));
+    ASSERT_TRUE(Eventually([&] { return s.substitutes_alive() == 0; }));
     // A second stall makes the watchdog reap (and free) the retired
     // substitute as it starts the next one.
     s.Submit(MakeTask([&](int) {
