@@ -19,6 +19,7 @@ def _tensorflow_flags():
 
 NATIVE_SOURCES = [
     "cc/executor/ready_queue.cc",
+    "cc/executor/step_order.cc",
     "cc/executor/scheduler.cc",
     "cc/executor/steal_list.cc",
     "cc/executor/thread_affinity.cc",

@@ -32,6 +32,7 @@ TF_FREE_SOURCES=(
   cc/executor/env_settings.cc
   cc/executor/team_layout.cc
   cc/executor/ready_queue.cc
+  cc/executor/step_order.cc
   cc/executor/scheduler.cc
   cc/executor/steal_list.cc
   cc/executor/thread_affinity.cc

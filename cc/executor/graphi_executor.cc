@@ -33,17 +33,19 @@ constexpr int64_t kThresholdOff = -1;
 // the variable and its allowed values.
 absl::Status ReadExecutorSettings(ExecutorSettings* out) {
   const EnvInt profile = ReadEnvSwitch("GRAPHI_PROFILE", /*default_on=*/true);
+  const EnvInt arrival = ReadEnvSwitch("GRAPHI_ARRIVAL_ORDER", /*default_on=*/true);
   const EnvInt inline_ns = ReadEnvInt("GRAPHI_INLINE_THRESHOLD_NS", 0, kNoMax);
   const EnvInt steal_ns =
       ReadEnvIntOrWord("GRAPHI_STEAL_THRESHOLD_NS", 0, kNoMax, "off", kThresholdOff);
   const EnvInt share_ns =
       ReadEnvIntOrWord("GRAPHI_SHARE_ALWAYS_NS", 0, kNoMax, "off", kThresholdOff);
-  for (const EnvInt* setting : {&profile, &inline_ns, &steal_ns, &share_ns}) {
+  for (const EnvInt* setting : {&profile, &arrival, &inline_ns, &steal_ns, &share_ns}) {
     if (!setting->ok()) {
       return absl::InvalidArgumentError(absl::StrCat("GRAPHI executor: ", setting->error));
     }
   }
   out->profiling = profile.value == 1;
+  out->arrival_order = arrival.value == 1;
   out->inline_threshold_ns = inline_ns.value_or(kDefaultInlineThresholdNs);
   out->steal_threshold_ns = steal_ns.value_or(kDefaultStealThresholdNs);
   out->share_always_ns = share_ns.value_or(kDefaultShareAlwaysNs);

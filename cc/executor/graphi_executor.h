@@ -59,6 +59,7 @@ struct ExecutorSettings {
   int64_t inline_threshold_ns = 0;
   int64_t steal_threshold_ns = 0;  // < 0: work conservation off
   int64_t share_always_ns = 0;     // < 0: only with an idle team
+  bool arrival_order = true;       // concurrent steps' ops: oldest step first
 };
 
 class GraphiExecutor : public tensorflow::Executor {
@@ -78,6 +79,8 @@ class GraphiExecutor : public tensorflow::Executor {
   // Whether kernel times are recorded into the cost model (GRAPHI_PROFILE,
   // on by default; off makes steps read no clock).
   bool profiling() const { return settings_.profiling; }
+  // Whether this executor's steps carry an arrival number (step_order.h).
+  bool arrival_order() const { return settings_.arrival_order; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
   // Whether a ready node runs on its team's work-conserving pool, where

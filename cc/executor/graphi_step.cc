@@ -21,6 +21,7 @@
 
 #include "cc/executor/caller_queue.h"
 #include "cc/executor/scheduler.h"
+#include "cc/executor/step_order.h"
 #include "cc/profiler/execution_observer.h"
 #include "cc/profiler/timeline_recorder.h"
 #include "cc/util/check.h"
@@ -132,8 +133,9 @@ class StepPlacement {
   // Whether another team's leader than `team`'s is idle now.
   bool IdleTeamOtherThan(int team) const;
   // Runs `run(team)` on another thread: the caller's queue, or the
-  // Scheduler at priority `rank`.
-  void Hand(int64_t rank, std::function<void(int team)> run) const;
+  // Scheduler, behind the ops of older steps than `step_order` and at
+  // priority `rank` among its own step's.
+  void Hand(int64_t rank, uint64_t step_order, std::function<void(int team)> run) const;
 
  private:
   const std::shared_ptr<const TeamDevices> devices_;
@@ -189,13 +191,15 @@ bool StepPlacement::IdleTeamOtherThan(int team) const {
   return devices_->teams()->scheduler().IdleThiefFor(team);
 }
 
-void StepPlacement::Hand(int64_t rank, std::function<void(int team)> run) const {
+void StepPlacement::Hand(int64_t rank, uint64_t step_order,
+                         std::function<void(int team)> run) const {
   if (caller_driven()) {
     caller_queue_->Push([this, run = std::move(run)] { run(CurrentTeam()); });
     return;
   }
   ReadyTask task;
   task.rank = rank;
+  task.step_order = step_order;
   task.run = std::move(run);
   devices_->teams()->scheduler().Submit(std::move(task));
 }
@@ -495,6 +499,9 @@ class GraphiStep {
   absl::InlinedVector<ExecutionObserver*, 2> observers_;
   std::unique_ptr<TimelineRecorder> timeline_;
   const StepClock step_clock_;  // for the autotuner (top-level steps only)
+  // The step's arrival number (step_order.h); its ops and the steps they
+  // start carry it. kNoStepOrder when the executor's arrival order is off.
+  const uint64_t step_order_;
 
   tensorflow::DeviceContext* device_context_ = nullptr;
   tensorflow::checkpoint::TensorSliceReaderCacheWrapper* slice_reader_cache_ = nullptr;
@@ -554,7 +561,8 @@ GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor
       placement_(std::move(devices), caller_queue, immutable_.params().device,
                  args.user_intra_op_threadpool),
       use_ranks_(placement_.use_ranks()),
-      step_clock_(executor->BeginStep()) {
+      step_clock_(executor->BeginStep()),
+      step_order_(executor->arrival_order() ? StepOrderForNewStep() : kNoStepOrder) {
   // The executor runs such steps on the caller (RunCallerDrivenStep).
   GRAPHI_DCHECK(!args.run_all_kernels_inline || caller_queue != nullptr);
   if (executor->profiling()) observers_.push_back(&executor->profile().costs());
@@ -600,7 +608,7 @@ int64_t GraphiStep<P>::Rank(const NodeItem& item) const {
 
 template <class P>
 void GraphiStep<P>::Dispatch(const TaggedNode& tagged) {
-  placement_.Hand(Rank(tagged.get_node_item()),
+  placement_.Hand(Rank(tagged.get_node_item()), step_order_,
                   [this, tagged](int team) { Process(tagged, team); });
 }
 
@@ -639,6 +647,8 @@ void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* in
 
 template <class P>
 void GraphiStep<P>::Process(TaggedNode tagged, int team) {
+  // Steps that this step's kernels start (function calls) share its place.
+  ScopedStepOrder running(step_order_);
   OpKernelContext::Params params;
   FillStepParams(&params);
   params.device = placement_.DeviceForTeam(team);

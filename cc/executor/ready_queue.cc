@@ -34,8 +34,10 @@ bool FifoReadyQueue::Pop(ReadyTask* task) {
 }
 
 // std::*_heap keep the "largest" element first; a task is "smaller" when it
-// should run later: lower rank, or equal rank and submitted later.
+// should run later: of a later step, or of the same step with a lower rank,
+// or equal rank and submitted later.
 bool RankFirstReadyQueue::Before(const ReadyTask& a, const ReadyTask& b) {
+  if (a.step_order != b.step_order) return a.step_order > b.step_order;
   if (a.rank != b.rank) return a.rank < b.rank;
   return a.seq > b.seq;
 }

@@ -4,10 +4,13 @@
 // executor team. The policy decides which one goes next when a team frees up:
 //
 //   * kFifo               first submitted, first served (TensorFlow-like);
-//   * kCriticalPathFirst  highest rank first (rank = profiled remaining
-//                         critical-path time to the sink, paper §4.3); equal
-//                         ranks fall back to submission order, so with no
-//                         profile (all ranks 0) it behaves exactly like kFifo.
+//   * kCriticalPathFirst  the oldest step's ops first (step_order, see
+//                         step_order.h: concurrent requests are not starved
+//                         by later ones), and within a step highest rank
+//                         first (rank = profiled remaining critical-path
+//                         time to the sink, paper §4.3); equal ranks fall
+//                         back to submission order, so with no profile (all
+//                         ranks 0) and one step it behaves exactly like kFifo.
 //
 // Free of TensorFlow types so the policy can be unit-tested and driven by a
 // simulated clock.
@@ -31,8 +34,9 @@ namespace graphi {
 // team index).
 struct ReadyTask {
   std::function<void(int team)> run;
-  int64_t rank = 0;   // larger = more urgent under kCriticalPathFirst
-  uint64_t seq = 0;   // submission order, assigned by the Scheduler
+  int64_t rank = 0;         // larger = more urgent under kCriticalPathFirst
+  uint64_t step_order = 0;  // the op's step's arrival; smaller = older (first)
+  uint64_t seq = 0;         // submission order, assigned by the Scheduler
 };
 
 enum class ReadyPolicy { kFifo, kCriticalPathFirst };
@@ -69,7 +73,7 @@ class RankFirstReadyQueue final : public ReadyQueue {
   size_t size() const override { return heap_.size(); }
 
  private:
-  // Max-heap on (rank, -seq).
+  // Max-heap on (-step_order, rank, -seq).
   static bool Before(const ReadyTask& a, const ReadyTask& b);
   std::vector<ReadyTask> heap_;
 };

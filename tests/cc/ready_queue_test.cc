@@ -8,10 +8,11 @@
 namespace graphi {
 namespace {
 
-ReadyTask Task(int64_t rank, uint64_t seq) {
+ReadyTask Task(int64_t rank, uint64_t seq, uint64_t step_order = 0) {
   ReadyTask t;
   t.rank = rank;
   t.seq = seq;
+  t.step_order = step_order;
   return t;
 }
 
@@ -44,6 +45,24 @@ TEST(ReadyQueueTest, CriticalPathFirstBreaksTiesBySubmissionOrder) {
   std::vector<uint64_t> expected;
   for (uint64_t i = 0; i < 20; ++i) expected.push_back(i);
   EXPECT_EQ(DrainSeqs(q.get()), expected);
+}
+
+TEST(ReadyQueueTest, CriticalPathFirstServesTheOldestStepFirstThenByRank) {
+  // Step 2's first op has the highest rank of all (its whole path remains),
+  // yet the last ops of step 1, which arrived first, go before it.
+  auto q = NewReadyQueue(ReadyPolicy::kCriticalPathFirst);
+  q->Push(Task(/*rank=*/90, /*seq=*/0, /*step_order=*/2));
+  q->Push(Task(/*rank=*/5, /*seq=*/1, /*step_order=*/1));
+  q->Push(Task(/*rank=*/10, /*seq=*/2, /*step_order=*/1));
+  q->Push(Task(/*rank=*/80, /*seq=*/3, /*step_order=*/2));
+  EXPECT_EQ(DrainSeqs(q.get()), (std::vector<uint64_t>{2, 1, 0, 3}));
+}
+
+TEST(ReadyQueueTest, FifoIgnoresTheStepOrder) {
+  auto q = NewReadyQueue(ReadyPolicy::kFifo);
+  q->Push(Task(0, 0, /*step_order=*/2));
+  q->Push(Task(0, 1, /*step_order=*/1));
+  EXPECT_EQ(DrainSeqs(q.get()), (std::vector<uint64_t>{0, 1}));
 }
 
 TEST(ReadyQueueTest, PopOnEmptyQueueReturnsFalse) {
