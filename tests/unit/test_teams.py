@@ -192,6 +192,16 @@ def test_an_invalid_inline_threshold_fails_the_session_naming_the_variable_and_r
             s.run(x)
 
 
+def test_an_invalid_arrival_order_switch_fails_the_session_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("GRAPHI_ARRIVAL_ORDER", "oldest")
+    with tf.Graph().as_default() as g:
+        x = tf.constant(1.0) + 1.0
+    with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"GRAPHI_ARRIVAL_ORDER='oldest' is not a valid setting; allowed: 0 \(off\) or 1 \(on, the default\)"):
+            s.run(x)
+
+
 def test_library_built_for_another_tensorflow_refuses_to_import_with_both_versions():
     proc = _run_python("""
         import sys, types
