@@ -28,7 +28,8 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from graphi_tf.step_base import EXECUTORS, ClosableStep, apply_function_threads, check_seed, check_threads
+from graphi_tf.step_base import (EXECUTORS, ClosableStep, apply_function_threads, check_executor, check_seed,
+                                 check_threads)
 
 LOADERS: Tuple[str, ...] = ("tf2", "tf1")
 DEFAULT_SIGNATURE = "serving_default"
@@ -218,12 +219,6 @@ def _check_generatable(spec: InputSpec) -> None:
 
 
 # ------------------------------------------------------------------------ checks shared by both kinds
-
-
-def _check_executor(executor: Any) -> str:
-    if not isinstance(executor, str) or executor not in EXECUTORS:
-        raise UsageError(f"executor={executor!r} is invalid; allowed: {', '.join(EXECUTORS)}")
-    return executor
 
 
 def _executor_scope(executor: str) -> Any:
@@ -565,7 +560,7 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
       UsageError: see ``check_saved_model``; also a bad executor, loader, seed or thread count.
       RuntimeError: inter_op/intra_op for "tf2" after TensorFlow's eager context started.
     """
-    executor = _check_executor(executor)
+    executor = check_executor(executor, UsageError)
     if not isinstance(loader, str) or loader not in LOADERS:
         raise UsageError(f"loader={loader!r} is invalid; allowed: {', '.join(LOADERS)}")
     seed = check_seed(seed, UsageError)
@@ -774,7 +769,7 @@ def keras_model_step(path: str, executor: str = "GRAPHI", *, train: bool = False
         input shape, executor, seed or thread count.
       RuntimeError: inter_op/intra_op after TensorFlow's eager context started.
     """
-    executor = _check_executor(executor)
+    executor = check_executor(executor, UsageError)
     if not isinstance(train, bool):
         raise UsageError(f"train={train!r} is invalid; allowed: True, False")
     seed = check_seed(seed, UsageError)

@@ -13,6 +13,13 @@ from typing import Any, Optional, Tuple, Type
 EXECUTORS: Tuple[str, ...] = ("GRAPHI", "DEFAULT", "SINGLE_THREADED_EXECUTOR")
 
 
+def check_executor(executor: Any, error: Type[Exception] = ValueError) -> str:
+    """``executor`` if it is one of ``EXECUTORS``; else raises ``error`` naming the allowed values."""
+    if not isinstance(executor, str) or executor not in EXECUTORS:
+        raise error(f"executor={executor!r} is invalid; allowed: {', '.join(EXECUTORS)}")
+    return executor
+
+
 def check_seed(seed: Any, error: Type[Exception] = ValueError) -> int:
     """``seed`` if it is a whole number >= 0; else raises ``error`` naming the allowed values."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

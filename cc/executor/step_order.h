@@ -13,7 +13,7 @@
 // loop body run as a function) takes that step's number: it is part of the
 // same request and keeps its place.
 //
-// Free of TensorFlow types. Thread-safety: NextStepOrder() is a relaxed
+// Free of TensorFlow types. Thread-safety: new numbers come from a relaxed
 // atomic counter (numbers only need to be unique and increasing per
 // thread); the current step is thread-local.
 #ifndef GRAPHI_TF_CC_EXECUTOR_STEP_ORDER_H_

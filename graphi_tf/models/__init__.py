@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from graphi_tf.models import _step, googlenet, lstm, pathnet, phased_lstm
-from graphi_tf.models._step import EXECUTORS, MODES, SIZES, HParam, ModelSpec, TrainingStep
+from graphi_tf.models._step import MODES, SIZES, HParam, ModelSpec, TrainingStep
+from graphi_tf.step_base import EXECUTORS
 
 _SPECS: Dict[str, ModelSpec] = {m.SPEC.name: m.SPEC for m in (lstm, phased_lstm, pathnet, googlenet)}
 MODELS: Tuple[str, ...] = tuple(_SPECS)

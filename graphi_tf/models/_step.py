@@ -21,7 +21,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from graphi_tf.step_base import EXECUTORS, ClosableStep, apply_function_threads, check_seed, check_threads
+from graphi_tf.step_base import ClosableStep, apply_function_threads, check_executor, check_seed, check_threads
 
 SIZES: Tuple[str, ...] = ("small", "medium", "large")
 MODES: Tuple[str, ...] = ("graph", "function")
@@ -274,7 +274,7 @@ def build(spec: ModelSpec, size: str = "small", mode: str = "graph", executor: s
     """Checks every argument, then builds the step (see ``graphi_tf.models.build_step``)."""
     hp = spec.resolve(size, hparam_overrides)
     check_choice("mode", mode, MODES)
-    check_choice("executor", executor, EXECUTORS)
+    check_executor(executor)
     inter_op = check_threads("inter_op", inter_op)
     intra_op = check_threads("intra_op", intra_op)
     seed = check_seed(seed)

@@ -180,25 +180,20 @@ def test_info_gives_the_reason_topology_discovery_failed_and_then_single_cpu_til
     assert info["tiles"] == [[cpu] for cpu in info["usable_cpus"]]
 
 
-def test_an_invalid_inline_threshold_fails_the_session_naming_the_variable_and_range(monkeypatch):
+@pytest.mark.parametrize("variable, value, message", [
+    ("GRAPHI_INLINE_THRESHOLD_NS", "fast",
+     r"GRAPHI_INLINE_THRESHOLD_NS='fast' is not a valid setting; allowed: a whole number >= 0"),
+    ("GRAPHI_ARRIVAL_ORDER", "oldest",
+     r"GRAPHI_ARRIVAL_ORDER='oldest' is not a valid setting; allowed: 0 \(off\) or 1 \(on, the default\)"),
+], ids=["inline_threshold", "arrival_order"])
+def test_an_invalid_executor_setting_fails_the_session_naming_the_variable_and_values(
+        monkeypatch, variable, value, message):
     # Read when the executor is created: this session's executor only.
-    monkeypatch.setenv("GRAPHI_INLINE_THRESHOLD_NS", "fast")
+    monkeypatch.setenv(variable, value)
     with tf.Graph().as_default() as g:
         x = tf.constant(1.0) + 1.0
     with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
-        with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"GRAPHI_INLINE_THRESHOLD_NS='fast' is not a valid setting; "
-                                 r"allowed: a whole number >= 0"):
-            s.run(x)
-
-
-def test_an_invalid_arrival_order_switch_fails_the_session_naming_the_variable(monkeypatch):
-    monkeypatch.setenv("GRAPHI_ARRIVAL_ORDER", "oldest")
-    with tf.Graph().as_default() as g:
-        x = tf.constant(1.0) + 1.0
-    with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
-        with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"GRAPHI_ARRIVAL_ORDER='oldest' is not a valid setting; allowed: 0 \(off\) or 1 \(on, the default\)"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             s.run(x)
 
 
