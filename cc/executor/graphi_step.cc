@@ -565,8 +565,13 @@ GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor
       step_order_(executor->arrival_order() ? StepOrderForNewStep() : kNoStepOrder) {
   // The executor runs such steps on the caller (RunCallerDrivenStep).
   GRAPHI_DCHECK(!args.run_all_kernels_inline || caller_queue != nullptr);
-  if (executor->profiling()) observers_.push_back(&executor->profile().costs());
-  if (executor->profile().TakeRecordRequest()) {
+  const bool record = executor->profile().TakeRecordRequest();
+  // Kernel timing is sampled (step_timing_sampler.h); a recorded step is timed
+  // anyway, so it feeds the cost model too.
+  if (executor->profiling() && (record || executor->profile().TakeTimingTurn())) {
+    observers_.push_back(&executor->profile().costs());
+  }
+  if (record) {
     timeline_ = std::make_unique<TimelineRecorder>(placement_.num_teams());
     observers_.push_back(timeline_.get());
   }

@@ -29,6 +29,7 @@
 
 #include "cc/profiler/adoption.h"
 #include "cc/profiler/cost_model.h"
+#include "cc/profiler/step_timing_sampler.h"
 #include "cc/profiler/timeline_recorder.h"
 #include "cc/util/mutex.h"
 #include "cc/util/thread_annotations.h"
@@ -53,6 +54,10 @@ class GraphProfile {
   // keep refining, and the O(V+E) refresh stays off most steps.
   void StepFinished();
   int64_t steps_run() const { return steps_run_.load(std::memory_order_relaxed); }
+
+  // Called as a step starts: whether it times its kernels for the cost model
+  // (step_timing_sampler.h: every step at first, then one in a stride).
+  bool TakeTimingTurn() { return timing_sampler_.TakeTurn(); }
 
   // Top-level steps in flight: Begin returns whether another one was
   // running and fills *epoch; End returns whether another step started
@@ -91,6 +96,7 @@ class GraphProfile {
   const std::vector<std::string> node_names_;
   const std::vector<std::string> node_types_;
   CostModel costs_;
+  StepTimingSampler timing_sampler_;
   std::atomic<int64_t> steps_run_{0};
   std::atomic<bool> record_next_{false};
   std::atomic<int64_t> record_through_step_{0};
