@@ -19,13 +19,14 @@ from graphi_tf import _cli_logging
 
 _cli_logging.quiet_tensorflow_if_cli()
 
-from graphi_tf import _loader  # noqa: E402
-from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config  # noqa: E402
-from graphi_tf.info import info  # noqa: E402
-from graphi_tf.tune import TuneResult, tune  # noqa: E402
-from graphi_tf.version import __version__  # noqa: E402
+with _cli_logging.tensorflow_import_banners_filtered():
+    from graphi_tf import _loader  # noqa: E402
+    from graphi_tf.config import EXECUTOR_TYPE, POLICIES, configure, executor_scope, session_config  # noqa: E402
+    from graphi_tf.info import info  # noqa: E402
+    from graphi_tf.tune import TuneResult, tune  # noqa: E402
+    from graphi_tf.version import __version__  # noqa: E402
 
-_loader.native()
+    _loader.native()
 
 # Settings and costs tuned earlier for graphs on this machine (same TF and
 # graphi_tf versions) apply from a graph's first step; GRAPHI_TUNE=0 skips it.

@@ -189,6 +189,23 @@ def test_only_command_line_processes_turn_tensorflows_info_lines_off(argv0, orig
     assert _cli_logging.started_as_cli(argv0, orig_argv) is cli_process
 
 
+def test_tensorflows_import_info_records_are_dropped_and_everything_else_is_kept():
+    captured = (
+        "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+        "I0000 00:00:1796235592.037294    5043 port.cc:153] oneDNN custom operations are on.\n"
+        "I0000 00:00:1796235592.078678    5043 cpu_feature_guard.cc:227] This TensorFlow binary is optimized.\n"
+        "To enable the following instructions: AVX2 AVX512F, in other operations, rebuild TensorFlow.\n"
+        "W0000 00:00:1796235592.078678    5043 loader.cc:1] a warning\n"
+        "/x/y.py:3: DeprecationWarning: old\n"
+        "  old()\n"
+        "Traceback (most recent call last):\n")
+    assert _cli_logging.without_tensorflow_info_lines(captured) == (
+        "W0000 00:00:1796235592.078678    5043 loader.cc:1] a warning\n"
+        "/x/y.py:3: DeprecationWarning: old\n"
+        "  old()\n"
+        "Traceback (most recent call last):\n")
+
+
 def test_a_missing_script_is_an_error_naming_it(tmp_path, capsys):
     missing = str(tmp_path / "nope.py")
     assert cli.main(["ab", "--script", missing, "--out-dir", str(tmp_path / "out")]) == 2
