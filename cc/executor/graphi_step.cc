@@ -12,6 +12,7 @@
 // `deferred_mu_`. The step deletes itself before reporting its outcome.
 #include "cc/executor/graphi_step.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -390,6 +391,31 @@ class GraphiStep {
   using TaggedNodeSeq = typename PropagatorStateType::TaggedNodeSeq;
   using TaggedNodeReadyQueue = typename PropagatorStateType::TaggedNodeReadyQueue;
 
+  // The nodes this thread runs next (FIFO, or the ordered propagator's order)
+  // and the sum of their measured costs, which decides whether an expensive
+  // node waits behind them or goes to another team (ScheduleReady). The sum
+  // is a tally of estimates that the cost model may refine meanwhile, so it
+  // is clamped at 0 and reset whenever the queue empties.
+  class InlineQueue {
+   public:
+    void Push(const TaggedNode& tagged, int64_t cost_ns) {
+      queue_.push_back(tagged);
+      work_ns_ += cost_ns;
+    }
+    TaggedNode Pop(const GraphiExecutor& executor) {
+      const TaggedNode tagged = queue_.front();
+      queue_.pop_front();
+      work_ns_ = queue_.empty() ? 0 : std::max<int64_t>(0, work_ns_ - executor.InlineCost(tagged.get_node_item()));
+      return tagged;
+    }
+    bool empty() const { return queue_.empty(); }
+    int64_t work_ns() const { return work_ns_; }
+
+   private:
+    TaggedNodeReadyQueue queue_;
+    int64_t work_ns_ = 0;
+  };
+
   // A caller-driven step has a `caller_queue`, and null `devices` when it
   // runs off GRAPHI's threads; a dispatched step has `devices` and no queue.
   GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
@@ -418,18 +444,25 @@ class GraphiStep {
   // Hands `tagged` to another thread: the caller's queue or the Scheduler.
   void Dispatch(const TaggedNode& tagged);
   // Splits `ready` between `inline_ready` (run next by this thread) and
-  // other threads; with no `inline_ready`, hands out all of them.
-  void ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready);
+  // other threads; with no `inline_ready`, hands out all of them
+  // (DispatchAll).
+  void ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready);
+  // Hands out nodes made ready off the inline path (the roots, an async
+  // kernel's successors): each expensive node alone, the cheap and dead ones
+  // together as one task.
+  void DispatchAll(const TaggedNodeSeq& ready);
 
   // --- Running nodes.
   // Runs `tagged` and then every node it makes ready inline, on team `team`.
-  void Process(TaggedNode tagged, int team);
+  void Process(TaggedNode tagged, int team) { ProcessAll(&tagged, 1, team); }
+  // Runs `nodes[0..count)` and every node they make ready inline.
+  void ProcessAll(const TaggedNode* nodes, size_t count, int team);
   // Runs one node; returns whether the step has no outstanding ops left.
   bool ProcessNode(const TaggedNode& tagged, int team, OpKernelContext::Params* params,
-                   Scratch* scratch, TaggedNodeReadyQueue* inline_ready);
+                   Scratch* scratch, InlineQueue* inline_ready);
   // The step already failed: skips the kernel and releases the inputs.
   bool ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                      TaggedNodeReadyQueue* inline_ready);
+                      InlineQueue* inline_ready);
   // A dead node runs no kernel; its outputs stay dead.
   void ProcessDead(const NodeItem& item, tensorflow::EntryVector* outputs);
   // A NoOp runs nothing.
@@ -462,7 +495,7 @@ class GraphiStep {
   // and accounts for the node (NodeDone).
   bool CompleteNode(const TaggedNode& tagged, Entry* first_input, const absl::Status& s,
                     NodeExecStatsInterface* stats, Scratch* scratch,
-                    TaggedNodeReadyQueue* inline_ready);
+                    InlineQueue* inline_ready);
   // The parts of a kernel's params that are the same for the whole step.
   void FillStepParams(OpKernelContext::Params* params);
   void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns);
@@ -471,7 +504,7 @@ class GraphiStep {
   // Accounts for a finished node (hands out `ready` if `s` is ok, else
   // records the error); returns true when no ops are outstanding.
   bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, NodeExecStatsInterface* stats,
-                TaggedNodeReadyQueue* inline_ready);
+                InlineQueue* inline_ready);
   // Keeps `s` if it is the step's first error; then *cancel_with is the
   // status to cancel the step with (derived if a cancellation caused it).
   bool RecordFirstError(const absl::Status& s, absl::Status* cancel_with);
@@ -618,21 +651,21 @@ void GraphiStep<P>::Dispatch(const TaggedNode& tagged) {
 }
 
 template <class P>
-void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready) {
+void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready) {
   if (ready->empty()) return;
   if (inline_ready == nullptr) {
-    for (const TaggedNode& t : *ready) Dispatch(t);
+    DispatchAll(*ready);
     return;
   }
   if (placement_.caller_driven()) {
-    for (const TaggedNode& t : *ready) inline_ready->push_back(t);
+    for (const TaggedNode& t : *ready) inline_ready->Push(t, executor_->InlineCost(t.get_node_item()));
     return;
   }
   const TaggedNode* keep = nullptr;
   for (const TaggedNode& t : *ready) {
     const NodeItem& item = t.get_node_item();
     if (t.get_is_dead() || executor_->IsCheap(item)) {
-      inline_ready->push_back(t);
+      inline_ready->Push(t, executor_->InlineCost(item));
     } else if (keep == nullptr || Rank(item) > Rank(keep->get_node_item())) {
       if (keep != nullptr) Dispatch(*keep);
       keep = &t;
@@ -641,29 +674,64 @@ void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* in
     }
   }
   if (keep == nullptr) return;
-  // Keep one expensive op on this thread when it would otherwise idle: it
-  // saves a hand-off and reuses the inputs still in this core's cache.
-  if (inline_ready->empty()) {
-    inline_ready->push_back(*keep);
+  // Keep one expensive op on this thread when it would otherwise idle, or
+  // when the cheap work queued before it is shorter than a hand-off is worth
+  // (GRAPHI_INLINE_THRESHOLD_NS): it saves the hand-off and reuses the inputs
+  // still in this core's cache. A hand-off also starts a second chain of the
+  // step on another team, which then goes on inline there: in an LSTM
+  // request on the 2-vCPU Xeon one op of 26 us, handed out while a few
+  // cheap ops were queued, split the loop over both teams for the rest of
+  // the step, whose ops of about 1 us then contended for the same frames
+  // (1.35 ms a request against 1.12 ms on one team).
+  if (inline_ready->empty() || inline_ready->work_ns() < executor_->inline_threshold_ns()) {
+    inline_ready->Push(*keep, executor_->InlineCost(keep->get_node_item()));
   } else {
     Dispatch(*keep);
   }
 }
 
 template <class P>
-void GraphiStep<P>::Process(TaggedNode tagged, int team) {
+void GraphiStep<P>::DispatchAll(const TaggedNodeSeq& ready) {
+  // A step's roots are mostly cheap (arguments, constants, variable
+  // handles), and each costs less than a hand-off: rather than one task per
+  // root, spread over every idle team, they go together, with what they
+  // make ready inline, to one team.
+  TaggedNodeSeq cheap;
+  int64_t cheap_rank = 0;
+  for (const TaggedNode& t : ready) {
+    const NodeItem& item = t.get_node_item();
+    if (t.get_is_dead() || executor_->IsCheap(item)) {
+      cheap_rank = cheap.empty() ? Rank(item) : std::max(cheap_rank, Rank(item));
+      cheap.push_back(t);
+    } else {
+      Dispatch(t);
+    }
+  }
+  if (cheap.size() == 1) {
+    Dispatch(cheap[0]);
+  } else if (!cheap.empty()) {
+    placement_.Hand(cheap_rank, step_order_, [this, cheap = std::move(cheap)](int team) {
+      ProcessAll(cheap.data(), cheap.size(), team);
+    });
+  }
+}
+
+template <class P>
+void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) {
+  GRAPHI_DCHECK(count > 0);
   // Steps that this step's kernels start (function calls) share its place.
   ScopedStepOrder running(step_order_);
   OpKernelContext::Params params;
   FillStepParams(&params);
   params.device = placement_.DeviceForTeam(team);
   Scratch scratch;
-  TaggedNodeReadyQueue inline_ready;
-  inline_ready.push_back(tagged);
+  InlineQueue inline_ready;
+  for (size_t i = 0; i < count; ++i) {
+    inline_ready.Push(nodes[i], executor_->InlineCost(nodes[i].get_node_item()));
+  }
   bool completed = false;
   while (!inline_ready.empty()) {
-    tagged = inline_ready.front();
-    inline_ready.pop_front();
+    const TaggedNode tagged = inline_ready.Pop(*executor_);
     completed = ProcessNode(tagged, team, &params, &scratch, &inline_ready);
   }
   if (completed) ScheduleFinish();
@@ -672,7 +740,7 @@ void GraphiStep<P>::Process(TaggedNode tagged, int team) {
 template <class P>
 bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
                                 OpKernelContext::Params* params, Scratch* scratch,
-                                TaggedNodeReadyQueue* inline_ready) {
+                                InlineQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   Entry* first_input = propagator_.GetInputTensors(tagged);
   scratch->ready.clear();
@@ -698,7 +766,7 @@ bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
 
 template <class P>
 bool GraphiStep<P>::ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                                   TaggedNodeReadyQueue* inline_ready) {
+                                   InlineQueue* inline_ready) {
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   return NodeDone(absl::OkStatus(), &scratch->ready, nullptr, inline_ready);
 }
@@ -844,7 +912,7 @@ NodeExecStatsInterface* GraphiStep<P>::StartStats(const TaggedNode& tagged,
 template <class P>
 bool GraphiStep<P>::CompleteNode(const TaggedNode& tagged, Entry* first_input,
                                  const absl::Status& s, NodeExecStatsInterface* stats,
-                                 Scratch* scratch, TaggedNodeReadyQueue* inline_ready) {
+                                 Scratch* scratch, InlineQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   propagator_.MaybeMarkCompleted(tagged);
@@ -895,7 +963,7 @@ void GraphiStep<P>::NotifyObservers(int node_id, int team, int64_t start_ns, int
 
 template <class P>
 bool GraphiStep<P>::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                             NodeExecStatsInterface* stats, TaggedNodeReadyQueue* inline_ready) {
+                             NodeExecStatsInterface* stats, InlineQueue* inline_ready) {
   if (stats != nullptr) {
     stats->RecordExecutorEnded();
     stats->Done(immutable_.params().device->name());
