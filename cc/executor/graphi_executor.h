@@ -83,14 +83,6 @@ class GraphiExecutor : public tensorflow::Executor {
   bool arrival_order() const { return settings_.arrival_order; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
-  // A node's measured cost for the inline queue's tally (0 if unknown).
-  int64_t InlineCost(const tensorflow::NodeItem& item) const {
-    const int64_t estimate = profile_->costs().Estimate(item.node_id);
-    return estimate > 0 ? estimate : 0;
-  }
-  // Below this much queued inline work an expensive node waits behind it
-  // rather than go to another team (GRAPHI_INLINE_THRESHOLD_NS).
-  int64_t inline_threshold_ns() const { return settings_.inline_threshold_ns; }
   // Whether a ready node runs on its team's work-conserving pool, where
   // idle teams take its parallel-for blocks: when `idle_team` (another
   // team's leader is idle now) and its measured cost is at least

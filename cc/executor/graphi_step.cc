@@ -391,31 +391,6 @@ class GraphiStep {
   using TaggedNodeSeq = typename PropagatorStateType::TaggedNodeSeq;
   using TaggedNodeReadyQueue = typename PropagatorStateType::TaggedNodeReadyQueue;
 
-  // The nodes this thread runs next (FIFO, or the ordered propagator's order)
-  // and the sum of their measured costs, which decides whether an expensive
-  // node waits behind them or goes to another team (ScheduleReady). The sum
-  // is a tally of estimates that the cost model may refine meanwhile, so it
-  // is clamped at 0 and reset whenever the queue empties.
-  class InlineQueue {
-   public:
-    void Push(const TaggedNode& tagged, int64_t cost_ns) {
-      queue_.push_back(tagged);
-      work_ns_ += cost_ns;
-    }
-    TaggedNode Pop(const GraphiExecutor& executor) {
-      const TaggedNode tagged = queue_.front();
-      queue_.pop_front();
-      work_ns_ = queue_.empty() ? 0 : std::max<int64_t>(0, work_ns_ - executor.InlineCost(tagged.get_node_item()));
-      return tagged;
-    }
-    bool empty() const { return queue_.empty(); }
-    int64_t work_ns() const { return work_ns_; }
-
-   private:
-    TaggedNodeReadyQueue queue_;
-    int64_t work_ns_ = 0;
-  };
-
   // A caller-driven step has a `caller_queue`, and null `devices` when it
   // runs off GRAPHI's threads; a dispatched step has `devices` and no queue.
   GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
@@ -446,7 +421,7 @@ class GraphiStep {
   // Splits `ready` between `inline_ready` (run next by this thread) and
   // other threads; with no `inline_ready`, hands out all of them
   // (DispatchAll).
-  void ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready);
+  void ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready);
   // Hands out nodes made ready off the inline path (the roots, an async
   // kernel's successors): each expensive node alone, the cheap and dead ones
   // together as one task.
@@ -459,10 +434,10 @@ class GraphiStep {
   void ProcessAll(const TaggedNode* nodes, size_t count, int team);
   // Runs one node; returns whether the step has no outstanding ops left.
   bool ProcessNode(const TaggedNode& tagged, int team, OpKernelContext::Params* params,
-                   Scratch* scratch, InlineQueue* inline_ready);
+                   Scratch* scratch, TaggedNodeReadyQueue* inline_ready);
   // The step already failed: skips the kernel and releases the inputs.
   bool ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                      InlineQueue* inline_ready);
+                      TaggedNodeReadyQueue* inline_ready);
   // A dead node runs no kernel; its outputs stay dead.
   void ProcessDead(const NodeItem& item, tensorflow::EntryVector* outputs);
   // A NoOp runs nothing.
@@ -495,7 +470,7 @@ class GraphiStep {
   // and accounts for the node (NodeDone).
   bool CompleteNode(const TaggedNode& tagged, Entry* first_input, const absl::Status& s,
                     NodeExecStatsInterface* stats, Scratch* scratch,
-                    InlineQueue* inline_ready);
+                    TaggedNodeReadyQueue* inline_ready);
   // The parts of a kernel's params that are the same for the whole step.
   void FillStepParams(OpKernelContext::Params* params);
   void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns);
@@ -504,7 +479,7 @@ class GraphiStep {
   // Accounts for a finished node (hands out `ready` if `s` is ok, else
   // records the error); returns true when no ops are outstanding.
   bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, NodeExecStatsInterface* stats,
-                InlineQueue* inline_ready);
+                TaggedNodeReadyQueue* inline_ready);
   // Keeps `s` if it is the step's first error; then *cancel_with is the
   // status to cancel the step with (derived if a cancellation caused it).
   bool RecordFirstError(const absl::Status& s, absl::Status* cancel_with);
@@ -651,21 +626,21 @@ void GraphiStep<P>::Dispatch(const TaggedNode& tagged) {
 }
 
 template <class P>
-void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready) {
+void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready) {
   if (ready->empty()) return;
   if (inline_ready == nullptr) {
     DispatchAll(*ready);
     return;
   }
   if (placement_.caller_driven()) {
-    for (const TaggedNode& t : *ready) inline_ready->Push(t, executor_->InlineCost(t.get_node_item()));
+    for (const TaggedNode& t : *ready) inline_ready->push_back(t);
     return;
   }
   const TaggedNode* keep = nullptr;
   for (const TaggedNode& t : *ready) {
     const NodeItem& item = t.get_node_item();
     if (t.get_is_dead() || executor_->IsCheap(item)) {
-      inline_ready->Push(t, executor_->InlineCost(item));
+      inline_ready->push_back(t);
     } else if (keep == nullptr || Rank(item) > Rank(keep->get_node_item())) {
       if (keep != nullptr) Dispatch(*keep);
       keep = &t;
@@ -674,17 +649,14 @@ void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_read
     }
   }
   if (keep == nullptr) return;
-  // Keep one expensive op on this thread when it would otherwise idle, or
-  // when the cheap work queued before it is shorter than a hand-off is worth
-  // (GRAPHI_INLINE_THRESHOLD_NS): it saves the hand-off and reuses the inputs
-  // still in this core's cache. A hand-off also starts a second chain of the
-  // step on another team, which then goes on inline there: in an LSTM
-  // request on the 2-vCPU Xeon one op of 26 us, handed out while a few
-  // cheap ops were queued, split the loop over both teams for the rest of
-  // the step, whose ops of about 1 us then contended for the same frames
-  // (1.35 ms a request against 1.12 ms on one team).
-  if (inline_ready->empty() || inline_ready->work_ns() < executor_->inline_threshold_ns()) {
-    inline_ready->Push(*keep, executor_->InlineCost(keep->get_node_item()));
+  // Keep one expensive op on this thread when it would otherwise idle: it
+  // saves a hand-off and reuses the inputs still in this core's cache. Not
+  // when cheap work is queued before it, however short: the op might block
+  // (a py_func waiting for a partner) on a node that only that queued work
+  // makes ready, and no substitute can run what sits in this thread's queue
+  // (tests/unit/test_no_hang.py hung when it waited behind short work).
+  if (inline_ready->empty()) {
+    inline_ready->push_back(*keep);
   } else {
     Dispatch(*keep);
   }
@@ -725,13 +697,12 @@ void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) 
   FillStepParams(&params);
   params.device = placement_.DeviceForTeam(team);
   Scratch scratch;
-  InlineQueue inline_ready;
-  for (size_t i = 0; i < count; ++i) {
-    inline_ready.Push(nodes[i], executor_->InlineCost(nodes[i].get_node_item()));
-  }
+  TaggedNodeReadyQueue inline_ready;
+  for (size_t i = 0; i < count; ++i) inline_ready.push_back(nodes[i]);
   bool completed = false;
   while (!inline_ready.empty()) {
-    const TaggedNode tagged = inline_ready.Pop(*executor_);
+    const TaggedNode tagged = inline_ready.front();
+    inline_ready.pop_front();
     completed = ProcessNode(tagged, team, &params, &scratch, &inline_ready);
   }
   if (completed) ScheduleFinish();
@@ -740,7 +711,7 @@ void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) 
 template <class P>
 bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
                                 OpKernelContext::Params* params, Scratch* scratch,
-                                InlineQueue* inline_ready) {
+                                TaggedNodeReadyQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   Entry* first_input = propagator_.GetInputTensors(tagged);
   scratch->ready.clear();
@@ -766,7 +737,7 @@ bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
 
 template <class P>
 bool GraphiStep<P>::ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                                   InlineQueue* inline_ready) {
+                                   TaggedNodeReadyQueue* inline_ready) {
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   return NodeDone(absl::OkStatus(), &scratch->ready, nullptr, inline_ready);
 }
@@ -912,7 +883,7 @@ NodeExecStatsInterface* GraphiStep<P>::StartStats(const TaggedNode& tagged,
 template <class P>
 bool GraphiStep<P>::CompleteNode(const TaggedNode& tagged, Entry* first_input,
                                  const absl::Status& s, NodeExecStatsInterface* stats,
-                                 Scratch* scratch, InlineQueue* inline_ready) {
+                                 Scratch* scratch, TaggedNodeReadyQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   propagator_.MaybeMarkCompleted(tagged);
@@ -963,7 +934,7 @@ void GraphiStep<P>::NotifyObservers(int node_id, int team, int64_t start_ns, int
 
 template <class P>
 bool GraphiStep<P>::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                             NodeExecStatsInterface* stats, InlineQueue* inline_ready) {
+                             NodeExecStatsInterface* stats, TaggedNodeReadyQueue* inline_ready) {
   if (stats != nullptr) {
     stats->RecordExecutorEnded();
     stats->Done(immutable_.params().device->name());
