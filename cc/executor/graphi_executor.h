@@ -83,6 +83,16 @@ class GraphiExecutor : public tensorflow::Executor {
   bool arrival_order() const { return settings_.arrival_order; }
   // Whether a ready node is cheap enough to run inline where it became ready.
   bool IsCheap(const tensorflow::NodeItem& item) const;
+  // What running a node inline costs, for a deferred node's wait: 0 for
+  // constants and NoOps, its measured cost, else (not measured yet)
+  // `unknown_ns`.
+  int64_t InlineCost(const tensorflow::NodeItem& item, int64_t unknown_ns) const {
+    if (item.const_tensor != nullptr || item.is_noop) return 0;
+    const int64_t estimate = profile_->costs().Estimate(item.node_id);
+    return estimate >= 0 ? estimate : unknown_ns;
+  }
+  // GRAPHI_INLINE_THRESHOLD_NS (ns).
+  int64_t inline_threshold_ns() const { return settings_.inline_threshold_ns; }
   // Whether a ready node runs on its team's work-conserving pool, where
   // idle teams take its parallel-for blocks: when `idle_team` (another
   // team's leader is idle now) and its measured cost is at least

@@ -391,6 +391,50 @@ class GraphiStep {
   using TaggedNodeSeq = typename PropagatorStateType::TaggedNodeSeq;
   using TaggedNodeReadyQueue = typename PropagatorStateType::TaggedNodeReadyQueue;
 
+  // The nodes this thread runs next (FIFO, or the ordered propagator's
+  // order), and at most one deferred expensive node: it runs here once the
+  // queue is empty, unless the queued work it waits behind adds up to the
+  // inline threshold first, and then it is handed out (ScheduleReady says
+  // why). Only this thread touches it.
+  class InlineQueue {
+   public:
+    void push_back(const TaggedNode& tagged) { queue_.push_back(tagged); }
+    bool empty() const { return queue_.empty() && !deferred_.has_value(); }
+    bool queue_empty() const { return queue_.empty(); }
+    bool has_deferred() const { return deferred_.has_value(); }
+    const TaggedNode& deferred() const { return *deferred_; }
+    void Defer(const TaggedNode& tagged) {
+      deferred_ = tagged;
+      waited_ns_ = 0;
+    }
+    // The next node to run here. Sets *hand_out to the deferred node when
+    // the work run since it was deferred reached `threshold_ns` (the caller
+    // hands it to another thread).
+    TaggedNode Pop(const GraphiExecutor& executor, int64_t threshold_ns,
+                   std::optional<TaggedNode>* hand_out) {
+      if (queue_.empty()) {
+        const TaggedNode tagged = *deferred_;
+        deferred_.reset();
+        return tagged;
+      }
+      const TaggedNode tagged = queue_.front();
+      queue_.pop_front();
+      if (deferred_.has_value()) {
+        waited_ns_ += executor.InlineCost(tagged.get_node_item(), threshold_ns);
+        if (waited_ns_ >= threshold_ns) {
+          *hand_out = *deferred_;
+          deferred_.reset();
+        }
+      }
+      return tagged;
+    }
+
+   private:
+    TaggedNodeReadyQueue queue_;
+    std::optional<TaggedNode> deferred_;
+    int64_t waited_ns_ = 0;  // estimated work run since deferred_ was set
+  };
+
   // A caller-driven step has a `caller_queue`, and null `devices` when it
   // runs off GRAPHI's threads; a dispatched step has `devices` and no queue.
   GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
@@ -421,7 +465,7 @@ class GraphiStep {
   // Splits `ready` between `inline_ready` (run next by this thread) and
   // other threads; with no `inline_ready`, hands out all of them
   // (DispatchAll).
-  void ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready);
+  void ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready);
   // Hands out nodes made ready off the inline path (the roots, an async
   // kernel's successors): each expensive node alone, the cheap and dead ones
   // together as one task.
@@ -434,10 +478,10 @@ class GraphiStep {
   void ProcessAll(const TaggedNode* nodes, size_t count, int team);
   // Runs one node; returns whether the step has no outstanding ops left.
   bool ProcessNode(const TaggedNode& tagged, int team, OpKernelContext::Params* params,
-                   Scratch* scratch, TaggedNodeReadyQueue* inline_ready);
+                   Scratch* scratch, InlineQueue* inline_ready);
   // The step already failed: skips the kernel and releases the inputs.
   bool ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                      TaggedNodeReadyQueue* inline_ready);
+                      InlineQueue* inline_ready);
   // A dead node runs no kernel; its outputs stay dead.
   void ProcessDead(const NodeItem& item, tensorflow::EntryVector* outputs);
   // A NoOp runs nothing.
@@ -470,7 +514,7 @@ class GraphiStep {
   // and accounts for the node (NodeDone).
   bool CompleteNode(const TaggedNode& tagged, Entry* first_input, const absl::Status& s,
                     NodeExecStatsInterface* stats, Scratch* scratch,
-                    TaggedNodeReadyQueue* inline_ready);
+                    InlineQueue* inline_ready);
   // The parts of a kernel's params that are the same for the whole step.
   void FillStepParams(OpKernelContext::Params* params);
   void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns);
@@ -479,7 +523,7 @@ class GraphiStep {
   // Accounts for a finished node (hands out `ready` if `s` is ok, else
   // records the error); returns true when no ops are outstanding.
   bool NodeDone(const absl::Status& s, TaggedNodeSeq* ready, NodeExecStatsInterface* stats,
-                TaggedNodeReadyQueue* inline_ready);
+                InlineQueue* inline_ready);
   // Keeps `s` if it is the step's first error; then *cancel_with is the
   // status to cancel the step with (derived if a cancellation caused it).
   bool RecordFirstError(const absl::Status& s, absl::Status* cancel_with);
@@ -626,7 +670,7 @@ void GraphiStep<P>::Dispatch(const TaggedNode& tagged) {
 }
 
 template <class P>
-void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* inline_ready) {
+void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, InlineQueue* inline_ready) {
   if (ready->empty()) return;
   if (inline_ready == nullptr) {
     DispatchAll(*ready);
@@ -650,13 +694,27 @@ void GraphiStep<P>::ScheduleReady(TaggedNodeSeq* ready, TaggedNodeReadyQueue* in
   }
   if (keep == nullptr) return;
   // Keep one expensive op on this thread when it would otherwise idle: it
-  // saves a hand-off and reuses the inputs still in this core's cache. Not
-  // when cheap work is queued before it, however short: the op might block
-  // (a py_func waiting for a partner) on a node that only that queued work
-  // makes ready, and no substitute can run what sits in this thread's queue
-  // (tests/unit/test_no_hang.py hung when it waited behind short work).
+  // saves a hand-off and reuses the inputs still in this core's cache. When
+  // cheap work is queued, the op is deferred: it runs here once the queue is
+  // empty, or goes to another thread as soon as the work it waited behind
+  // reaches GRAPHI_INLINE_THRESHOLD_NS (InlineQueue::Pop). Handing it out at
+  // once, as stock TensorFlow does, starts a second chain of the step on
+  // another team that goes on inline there: in an LSTM request on the 2-vCPU
+  // Xeon one op of 26 us handed out behind a few cheap ops split the loop's
+  // ops of about 1 us over both teams for the rest of the step (1.35 ms a
+  // request against 1.1 ms on one team). It must not simply wait in the
+  // queue behind that work: it might block (a py_func waiting for a partner)
+  // on a node only that work makes ready, which would then sit behind it in
+  // this thread's queue, out of any substitute's reach
+  // (tests/unit/test_no_hang.py hung so). Deferred, it runs only once
+  // nothing else is queued here, as when it is kept outright.
   if (inline_ready->empty()) {
     inline_ready->push_back(*keep);
+  } else if (!inline_ready->has_deferred()) {
+    inline_ready->Defer(*keep);
+  } else if (Rank(keep->get_node_item()) > Rank(inline_ready->deferred().get_node_item())) {
+    Dispatch(inline_ready->deferred());
+    inline_ready->Defer(*keep);
   } else {
     Dispatch(*keep);
   }
@@ -697,12 +755,14 @@ void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) 
   FillStepParams(&params);
   params.device = placement_.DeviceForTeam(team);
   Scratch scratch;
-  TaggedNodeReadyQueue inline_ready;
+  InlineQueue inline_ready;
   for (size_t i = 0; i < count; ++i) inline_ready.push_back(nodes[i]);
+  const int64_t threshold_ns = executor_->inline_threshold_ns();
   bool completed = false;
   while (!inline_ready.empty()) {
-    const TaggedNode tagged = inline_ready.front();
-    inline_ready.pop_front();
+    std::optional<TaggedNode> hand_out;
+    const TaggedNode tagged = inline_ready.Pop(*executor_, threshold_ns, &hand_out);
+    if (hand_out.has_value()) Dispatch(*hand_out);
     completed = ProcessNode(tagged, team, &params, &scratch, &inline_ready);
   }
   if (completed) ScheduleFinish();
@@ -711,7 +771,7 @@ void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) 
 template <class P>
 bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
                                 OpKernelContext::Params* params, Scratch* scratch,
-                                TaggedNodeReadyQueue* inline_ready) {
+                                InlineQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   Entry* first_input = propagator_.GetInputTensors(tagged);
   scratch->ready.clear();
@@ -737,7 +797,7 @@ bool GraphiStep<P>::ProcessNode(const TaggedNode& tagged, int team,
 
 template <class P>
 bool GraphiStep<P>::ProcessSkipped(const NodeItem& item, Entry* first_input, Scratch* scratch,
-                                   TaggedNodeReadyQueue* inline_ready) {
+                                   InlineQueue* inline_ready) {
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   return NodeDone(absl::OkStatus(), &scratch->ready, nullptr, inline_ready);
 }
@@ -883,7 +943,7 @@ NodeExecStatsInterface* GraphiStep<P>::StartStats(const TaggedNode& tagged,
 template <class P>
 bool GraphiStep<P>::CompleteNode(const TaggedNode& tagged, Entry* first_input,
                                  const absl::Status& s, NodeExecStatsInterface* stats,
-                                 Scratch* scratch, TaggedNodeReadyQueue* inline_ready) {
+                                 Scratch* scratch, InlineQueue* inline_ready) {
   const NodeItem& item = tagged.get_node_item();
   for (int i = 0; i < item.num_inputs; ++i) (first_input + i)->ClearVal();
   propagator_.MaybeMarkCompleted(tagged);
@@ -934,7 +994,7 @@ void GraphiStep<P>::NotifyObservers(int node_id, int team, int64_t start_ns, int
 
 template <class P>
 bool GraphiStep<P>::NodeDone(const absl::Status& s, TaggedNodeSeq* ready,
-                             NodeExecStatsInterface* stats, TaggedNodeReadyQueue* inline_ready) {
+                             NodeExecStatsInterface* stats, InlineQueue* inline_ready) {
   if (stats != nullptr) {
     stats->RecordExecutorEnded();
     stats->Done(immutable_.params().device->name());
