@@ -340,9 +340,11 @@ class CacheEntry:
         _check(setting, "executors", int, "setting.")
         _check(setting, "threads_per_executor", int, "setting.")
         _check(setting, "policy", str, "setting.")
-        if setting["executors"] < 1 or setting["threads_per_executor"] < 1:
+        stock = (setting["executors"], setting["threads_per_executor"]) == _decision.STOCK
+        if not stock and (setting["executors"] < 1 or setting["threads_per_executor"] < 1):
             raise ValueError(
-                f"setting {setting['executors']}x{setting['threads_per_executor']} is invalid (both must be >= 1)"
+                f"setting {setting['executors']}x{setting['threads_per_executor']} is invalid "
+                "(both must be >= 1, or both 0 for stock)"
             )
         _check_list(data, "table", dict)
         _check_list(data, "node_costs_ns", int)

@@ -44,23 +44,32 @@ ELIMINATE_RATIO = 1.2
 ELIMINATE_MIN_ROUNDS = 2
 """should_eliminate needs at least this many ratios."""
 
+STOCK: Setting = (0, 0)
+"""The setting "stock": no teams; steps run on TensorFlow's own inter-op and intra-op pools,
+inside the GRAPHI executor. The online autotuner times it beside the team layouts and uses
+it as the default (the reference), so a graph runs on teams only where they beat it."""
+
 
 def setting_label(setting: Setting) -> str:
-    """``(2, 1)`` -> ``"2x1"``."""
+    """``(2, 1)`` -> ``"2x1"``; ``STOCK`` -> ``"stock"``."""
+    if tuple(setting) == STOCK:
+        return "stock"
     return f"{setting[0]}x{setting[1]}"
 
 
 def parse_setting_label(label: str) -> Setting:
-    """``"2x1"`` -> ``(2, 1)``.
+    """``"2x1"`` -> ``(2, 1)``; ``"stock"`` -> ``STOCK``.
 
     Raises:
-      ValueError: ``label`` is not ``"ExT"`` with whole numbers E, T >= 1.
+      ValueError: ``label`` is not ``"stock"`` or ``"ExT"`` with whole numbers E, T >= 1.
     """
+    if str(label).lower() == "stock":
+        return STOCK
     try:
         e, t = str(label).lower().split("x")
         setting = (int(e), int(t))
     except ValueError:
-        raise ValueError(f"setting label {label!r} is invalid; expected 'ExT', e.g. '2x1'") from None
+        raise ValueError(f"setting label {label!r} is invalid; expected 'ExT', e.g. '2x1', or 'stock'") from None
     if setting[0] < 1 or setting[1] < 1:
         raise ValueError(f"setting label {label!r} is invalid; E and T must be >= 1")
     return setting
@@ -296,7 +305,7 @@ def _rounds_text(n: int) -> str:
 
 
 def _reason(default: Setting, chosen: Setting, evidence: Sequence[SettingEvidence]) -> str:
-    d = setting_label(default)
+    d = "stock (TensorFlow's own pools)" if default == STOCK else setting_label(default)
     if chosen != default:
         ev = next(e for e in evidence if e.setting == chosen)
         return (

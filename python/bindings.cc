@@ -144,10 +144,13 @@ py::dict RuntimeInfo() {
   graphi::TeamLayout layout;
   graphi::ReadyPolicy policy;
   std::string source, error;
-  if (rt.Describe(&layout, &policy, &source, &error)) {
-    d["executors"] = layout.executors;
-    d["threads_per_executor"] = layout.threads_per_executor;
-    d["teams"] = layout.team_cpus;
+  bool stock = false;
+  if (rt.Describe(&layout, &policy, &source, &error, &stock)) {
+    // The "stock" setting (0 x 0): steps run on TensorFlow's own pools.
+    d["stock_pools"] = stock;
+    d["executors"] = stock ? 0 : layout.executors;
+    d["threads_per_executor"] = stock ? 0 : layout.threads_per_executor;
+    d["teams"] = stock ? std::vector<std::vector<int>>() : layout.team_cpus;
     d["policy"] = std::string(graphi::ReadyPolicyName(policy));
     d["setting_source"] = source;
     d["setting_error"] = py::none();
@@ -162,7 +165,9 @@ py::list GraphsToList() {
   graphi::TeamLayout layout;
   graphi::ReadyPolicy policy;
   std::string source, error;
-  const bool resolved = graphi::Runtime::Get().Describe(&layout, &policy, &source, &error);
+  bool stock = false;
+  const bool resolved = graphi::Runtime::Get().Describe(&layout, &policy, &source, &error, &stock);
+  if (stock) layout.executors = layout.threads_per_executor = 0;  // the "stock" setting
   py::list out;
   for (const auto& profile : graphi::GraphRegistry::Get().List()) {
     py::dict d;
@@ -171,6 +176,7 @@ py::list GraphsToList() {
     d["steps_run"] = profile->steps_run();
     d["costs_known"] = profile->costs().costs_known();
     if (resolved) {
+      d["stock_pools"] = stock;
       d["executors"] = layout.executors;
       d["threads_per_executor"] = layout.threads_per_executor;
       d["policy"] = std::string(graphi::ReadyPolicyName(policy));

@@ -45,6 +45,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp(prefix="graphi_tf_test_cache_")
 for _setting in ("GRAPHI_EXECUTORS", "GRAPHI_THREADS_PER_EXECUTOR", "GRAPHI_POLICY", "GRAPHI_TUNE"):
     os.environ.pop(_setting, None)
+# A run of the suite on another placement: GRAPHI_TEST_EXECUTORS=stock runs every GRAPHI
+# step that no test configures on TensorFlow's pools (tests/conformance/
+# test_stock_pools_conformance.py does that for the conformance suites).
+if os.environ.get("GRAPHI_TEST_EXECUTORS"):
+    os.environ["GRAPHI_EXECUTORS"] = os.environ["GRAPHI_TEST_EXECUTORS"]
 # Online autotuning re-partitions the teams during a graph's first steps; tests that
 # check layouts, counters or timings must not see that. The autotuning tests turn it on
 # themselves (configure(autotune=True), or GRAPHI_AUTOTUNE=1 in a subprocess).

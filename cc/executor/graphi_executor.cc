@@ -4,6 +4,7 @@
 #include "cc/executor/graphi_step.h"
 #include "cc/executor/process_autotuner.h"
 #include "cc/executor/runtime.h"
+#include "cc/executor/step_order.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_signature.h"
 #include "cc/util/clock.h"
@@ -93,7 +94,9 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
 
 StepClock GraphiExecutor::BeginStep() {
   StepClock clock;
-  clock.top_level = !OnGraphiThread();
+  // Not a function or loop body run by an op of another step: those run on
+  // GRAPHI's threads, or, on TensorFlow's pools, inside a step's op.
+  clock.top_level = !OnGraphiThread() && CurrentStepOrder() == kNoStepOrder;
   if (!clock.top_level) return clock;
   clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch);
   clock.start_ns = MonotonicNowNs();
@@ -139,9 +142,11 @@ bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item, bool idle_te
   return settings_.share_always_ns >= 0 && estimate >= settings_.share_always_ns;
 }
 
-std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {
+std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status,
+                                                                      bool* stock_pools) {
   std::string error;
-  std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error);
+  std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error, stock_pools);
+  if (stock_pools != nullptr && *stock_pools) return nullptr;
   if (teams == nullptr) {
     *status = absl::InvalidArgumentError(
         absl::StrCat("GRAPHI executor: ", error,
@@ -173,11 +178,13 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     return;
   }
   absl::Status status;
-  std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status);
-  if (devices == nullptr) {
+  bool stock_pools = false;
+  std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status, &stock_pools);
+  if (devices == nullptr && !stock_pools) {
     done(status);
     return;
   }
+  // Null devices: the "stock" setting, TensorFlow's pools.
   StartDispatchedStep(args, this, std::move(devices), std::move(done));
 }
 

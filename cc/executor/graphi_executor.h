@@ -16,6 +16,9 @@
 //   * dispatched (the normal case): ready ops go to the process-wide
 //     Scheduler, which hands them to teams; cheap ops run inline on the
 //     thread that made them ready;
+//   * on TensorFlow's pools, when the autotuner visits or adopted the
+//     "stock" setting (runtime.h): dispatched the same way, but to the
+//     runner TensorFlow passed, with the executor's own device;
 //   * caller-driven: Run() called from one of our own worker threads (a
 //     kernel running a nested function synchronously) or a step that asks
 //     for run_all_kernels_inline executes its ops on the calling thread, so a
@@ -105,8 +108,11 @@ class GraphiExecutor : public tensorflow::Executor {
     return profile_->costs().Rank(item.node_id);
   }
   // The devices of the current teams, or null with *status set when the
-  // GRAPHI setting in the environment is invalid.
-  std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
+  // GRAPHI setting in the environment is invalid. With `stock_pools`: null
+  // and *stock_pools true when steps run on TensorFlow's pools instead (the
+  // "stock" setting, runtime.h).
+  std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status,
+                                                        bool* stock_pools = nullptr);
   // Called as a step is created and as it finishes: feeds the autotuner.
   StepClock BeginStep();
   void EndStep(const StepClock& clock, bool ok);

@@ -108,16 +108,23 @@ StepArgs::StepArgs(const tensorflow::Executor::Args& args)
 
 // ---------------------------------------------------------------------------
 // Where a step's ops run: the one place that knows whether the step is
-// dispatched (ready ops go to the Scheduler of `devices`) or caller-driven
-// (everything runs on the thread draining the CallerQueue; `devices` is then
-// the calling worker's teams, or null off GRAPHI's threads), and whether the
-// caller supplied the intra-op pool.
+// dispatched to teams (ready ops go to the Scheduler of `devices`), on
+// TensorFlow's pools (no devices and no queue: ready ops go to the runner
+// TensorFlow passed, kernels use the executor's own device and its shared
+// intra-op pool, as under the stock executor) or caller-driven (everything
+// runs on the thread draining the CallerQueue; `devices` is then the calling
+// worker's teams, or null off GRAPHI's threads), and whether the caller
+// supplied the intra-op pool.
 class StepPlacement {
  public:
+  // `runner` must outlive the placement (the step's StepArgs).
   StepPlacement(std::shared_ptr<const TeamDevices> devices, CallerQueue* caller_queue,
-                Device* base, tensorflow::thread::ThreadPoolInterface* user_pool);
+                Device* base, tensorflow::thread::ThreadPoolInterface* user_pool,
+                const tensorflow::Executor::Args::Runner* runner);
 
   bool caller_driven() const { return caller_queue_ != nullptr; }
+  // Whether the step runs on TensorFlow's pools (the "stock" setting).
+  bool on_stock_pools() const { return caller_queue_ == nullptr && devices_ == nullptr; }
   // The queue a caller-driven step reports to; null when dispatched.
   CallerQueue* caller_queue() const { return caller_queue_; }
   // Whether ready ops are ordered by rank (dispatched, critical_path_first).
@@ -133,15 +140,16 @@ class StepPlacement {
   Device* SharingDevice(int team) const;
   // Whether another team's leader than `team`'s is idle now.
   bool IdleTeamOtherThan(int team) const;
-  // Runs `run(team)` on another thread: the caller's queue, or the
-  // Scheduler, behind the ops of older steps than `step_order` and at
-  // priority `rank` among its own step's.
+  // Runs `run(team)` on another thread: the caller's queue, the runner
+  // (team -1), or the Scheduler, behind the ops of older steps than
+  // `step_order` and at priority `rank` among its own step's.
   void Hand(int64_t rank, uint64_t step_order, std::function<void(int team)> run) const;
 
  private:
   const std::shared_ptr<const TeamDevices> devices_;
   CallerQueue* const caller_queue_;
   Device* const base_;
+  const tensorflow::Executor::Args::Runner* const runner_;
   // Set when the caller supplied the step's intra-op pool: every kernel of
   // the step uses it, whichever team runs the kernel.
   std::unique_ptr<Device> user_pool_device_;
@@ -149,9 +157,10 @@ class StepPlacement {
 
 StepPlacement::StepPlacement(std::shared_ptr<const TeamDevices> devices,
                              CallerQueue* caller_queue, Device* base,
-                             tensorflow::thread::ThreadPoolInterface* user_pool)
-    : devices_(std::move(devices)), caller_queue_(caller_queue), base_(base) {
-  GRAPHI_DCHECK(caller_queue_ != nullptr || devices_ != nullptr);
+                             tensorflow::thread::ThreadPoolInterface* user_pool,
+                             const tensorflow::Executor::Args::Runner* runner)
+    : devices_(std::move(devices)), caller_queue_(caller_queue), base_(base), runner_(runner) {
+  GRAPHI_DCHECK(runner_ != nullptr && *runner_);
   if (user_pool != nullptr) {
     user_pool_device_ = tensorflow::RenamedDevice::NewRenamedDevice(
         base->name(), base, /*owns_underlying=*/false,
@@ -160,7 +169,7 @@ StepPlacement::StepPlacement(std::shared_ptr<const TeamDevices> devices,
 }
 
 bool StepPlacement::use_ranks() const {
-  return !caller_driven() &&
+  return !caller_driven() && devices_ != nullptr &&
          devices_->teams()->scheduler().policy() == ReadyPolicy::kCriticalPathFirst;
 }
 
@@ -183,7 +192,9 @@ Device* StepPlacement::DeviceForTeam(int team) const {
 Device* StepPlacement::SharingDevice(int team) const {
   // A caller-driven step keeps every op on its thread, and a caller's pool
   // is not ours to widen.
-  if (caller_driven() || user_pool_device_ != nullptr || team < 0) return nullptr;
+  if (caller_driven() || user_pool_device_ != nullptr || team < 0 || devices_ == nullptr) {
+    return nullptr;
+  }
   if (Scheduler::Current() != &devices_->teams()->scheduler()) return nullptr;
   return devices_->wide_device(team);  // null with one team
 }
@@ -196,6 +207,10 @@ void StepPlacement::Hand(int64_t rank, uint64_t step_order,
                          std::function<void(int team)> run) const {
   if (caller_driven()) {
     caller_queue_->Push([this, run = std::move(run)] { run(CurrentTeam()); });
+    return;
+  }
+  if (on_stock_pools()) {
+    (*runner_)([run = std::move(run)] { run(-1); });
     return;
   }
   ReadyTask task;
@@ -436,7 +451,8 @@ class GraphiStep {
   };
 
   // A caller-driven step has a `caller_queue`, and null `devices` when it
-  // runs off GRAPHI's threads; a dispatched step has `devices` and no queue.
+  // runs off GRAPHI's threads; a dispatched step has no queue, and `devices`
+  // unless it runs on TensorFlow's pools.
   GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
              std::shared_ptr<const TeamDevices> devices, CallerQueue* caller_queue);
   ~GraphiStep();
@@ -552,8 +568,11 @@ class GraphiStep {
   std::unique_ptr<TimelineRecorder> timeline_;
   const StepClock step_clock_;  // for the autotuner (top-level steps only)
   // The step's arrival number (step_order.h); its ops and the steps they
-  // start carry it. kNoStepOrder when the executor's arrival order is off.
+  // start carry it (it also tells the executor that those are nested, not
+  // top-level steps). queue_order_ is what the scheduler orders by:
+  // step_order_, or kNoStepOrder when the executor's arrival order is off.
   const uint64_t step_order_;
+  const uint64_t queue_order_;
 
   tensorflow::DeviceContext* device_context_ = nullptr;
   tensorflow::checkpoint::TensorSliceReaderCacheWrapper* slice_reader_cache_ = nullptr;
@@ -611,10 +630,11 @@ GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor
       propagator_(immutable_, args.step_id, /*vlog=*/false),
       args_(args),
       placement_(std::move(devices), caller_queue, immutable_.params().device,
-                 args.user_intra_op_threadpool),
+                 args.user_intra_op_threadpool, &args_.runner),
       use_ranks_(placement_.use_ranks()),
       step_clock_(executor->BeginStep()),
-      step_order_(executor->arrival_order() ? StepOrderForNewStep() : kNoStepOrder) {
+      step_order_(StepOrderForNewStep()),
+      queue_order_(executor->arrival_order() ? step_order_ : kNoStepOrder) {
   // The executor runs such steps on the caller (RunCallerDrivenStep).
   GRAPHI_DCHECK(!args.run_all_kernels_inline || caller_queue != nullptr);
   const bool record = executor->profile().TakeRecordRequest();
@@ -665,7 +685,7 @@ int64_t GraphiStep<P>::Rank(const NodeItem& item) const {
 
 template <class P>
 void GraphiStep<P>::Dispatch(const TaggedNode& tagged) {
-  placement_.Hand(Rank(tagged.get_node_item()), step_order_,
+  placement_.Hand(Rank(tagged.get_node_item()), queue_order_,
                   [this, tagged](int team) { Process(tagged, team); });
 }
 
@@ -740,7 +760,7 @@ void GraphiStep<P>::DispatchAll(const TaggedNodeSeq& ready) {
   if (cheap.size() == 1) {
     Dispatch(cheap[0]);
   } else if (!cheap.empty()) {
-    placement_.Hand(cheap_rank, step_order_, [this, cheap = std::move(cheap)](int team) {
+    placement_.Hand(cheap_rank, queue_order_, [this, cheap = std::move(cheap)](int team) {
       ProcessAll(cheap.data(), cheap.size(), team);
     });
   }
@@ -907,6 +927,9 @@ void GraphiStep<P>::ProcessAsync(const NodeItem& item, const OpKernelContext::Pa
 
 template <class P>
 void GraphiStep<P>::AsyncDone(AsyncState* state, int64_t start_ns, int team) {
+  // Any thread may get here; what it starts (a loop's next iteration from
+  // `done`) belongs to this step, as in ProcessAll.
+  ScopedStepOrder running(step_order_);
   const NodeItem& item = *state->item;
   if (!observers_.empty()) NotifyObservers(item.node_id, team, start_ns, MonotonicNowNs());
   if (state->stats != nullptr) state->stats->RecordComputeEnded();

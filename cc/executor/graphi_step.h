@@ -36,8 +36,9 @@
 
 namespace graphi {
 
-// Starts a dispatched step of `executor` on `devices`' teams. Calls `done`
-// exactly once, possibly before returning.
+// Starts a dispatched step of `executor` on `devices`' teams, or on
+// TensorFlow's pools (args.runner, the executor's device) when `devices` is
+// null. Calls `done` exactly once, possibly before returning.
 void StartDispatchedStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
                          std::shared_ptr<const TeamDevices> devices,
                          tensorflow::Executor::DoneCallback done);

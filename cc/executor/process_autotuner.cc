@@ -50,12 +50,16 @@ Autotuner& ProcessAutotuner() {
     AutotuneOptions options;
     int e = 1, t = 1;
     DefaultSetting(topology, &e, &t);
-    options.default_setting = {e, t};
     options.candidates = TuningCandidates(topology);
-    if (std::find(options.candidates.begin(), options.candidates.end(),
-                  options.default_setting) == options.candidates.end()) {
-      options.candidates.push_back(options.default_setting);
+    if (std::find(options.candidates.begin(), options.candidates.end(), LayoutSetting{e, t}) ==
+        options.candidates.end()) {
+      options.candidates.push_back({e, t});
     }
+    // Do no harm against what the user had before GRAPHI: TensorFlow's own
+    // pools are the reference, and a team layout is adopted only where it
+    // beats them by more than its spread (kept: the graph runs on them).
+    options.candidates.push_back(kStockSetting);
+    options.default_setting = kStockSetting;
     static RuntimeLayoutControl* control = new RuntimeLayoutControl();
     return new Autotuner(std::move(options), control);
   }();

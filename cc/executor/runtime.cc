@@ -10,7 +10,9 @@
 namespace graphi {
 
 bool ReadLayoutEnv(const char* name, int* value, std::string* error) {
-  const EnvInt read = ReadEnvInt(name, 1, kMaxLayoutSetting);
+  const bool executors = std::string(name) == "GRAPHI_EXECUTORS";
+  const EnvInt read = executors ? ReadEnvIntOrWord(name, 1, kMaxLayoutSetting, "stock", kStockEnv)
+                                : ReadEnvInt(name, 1, kMaxLayoutSetting);
   if (!read.ok()) {
     *error = read.error;
     return false;
@@ -76,29 +78,41 @@ Runtime::Runtime() {
 }
 
 bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                            std::string* error) {
+                            std::string* error, bool* stock) {
+  if (stock != nullptr) *stock = false;
   int env_e = 0, env_t = 0;
   if (!ReadLayoutEnv("GRAPHI_EXECUTORS", &env_e, error)) return false;
   if (!ReadLayoutEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, error)) return false;
   if (!AutotuneFromEnv(error, nullptr)) return false;
   if (!ResolvePolicyLocked(policy, error)) return false;
-  // Layout: configure() > environment > adopted > default.
+  if (env_e == kStockEnv && env_t != 0) {
+    *error = "GRAPHI_THREADS_PER_EXECUTOR=" + std::to_string(env_t) +
+             " cannot go with GRAPHI_EXECUTORS=stock (TensorFlow's own pools have no teams); "
+             "unset one of them";
+    return false;
+  }
+  // Layout: configure() > environment > autotune > adopted > default.
   int e = 0, t = 0;
   if (configured_.executors || configured_.threads_per_executor) {
     e = configured_.executors;
     t = configured_.threads_per_executor;
     *source = "configure";
+  } else if (env_e == kStockEnv) {
+    if (stock != nullptr) *stock = true;
+    *source = "environment";
   } else if (env_e || env_t) {
     e = env_e;
     t = env_t;
     *source = "environment";
-  } else if (exploring_.executors) {
+  } else if (ExploringLocked()) {
     e = exploring_.executors;
     t = exploring_.threads_per_executor;
+    if (stock != nullptr) *stock = exploring_.stock;
     *source = "autotune";
-  } else if (adopted_.executors) {
+  } else if (adopted_.executors || adopted_.stock) {
     e = adopted_.executors;
     t = adopted_.threads_per_executor;
+    if (stock != nullptr) *stock = adopted_.stock;
     *source = adopted_source_;
   } else {
     *source = "default";
@@ -111,6 +125,22 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
     t = std::max(1, UsableCores(topology_) / e);
   }
   return BuildTeamLayout(topology_, e, t, layout, error);
+}
+
+bool Runtime::StockInForceLocked() {
+  // ResolveLocked's precedence, without building a layout: this runs for
+  // every step. Explicit settings always name teams.
+  if (configured_.executors || configured_.threads_per_executor) return false;
+  int env_e = 0, env_t = 0;
+  std::string error;  // an invalid value: ResolveLocked reports it
+  if (!ReadLayoutEnv("GRAPHI_EXECUTORS", &env_e, &error) ||
+      !ReadLayoutEnv("GRAPHI_THREADS_PER_EXECUTOR", &env_t, &error)) {
+    return false;
+  }
+  if (env_e == kStockEnv) return env_t == 0;
+  if (env_e || env_t) return false;
+  if (ExploringLocked()) return exploring_.stock;
+  return adopted_.stock;
 }
 
 bool Runtime::ResolvePolicyLocked(ReadyPolicy* policy, std::string* error) {
@@ -144,7 +174,7 @@ void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy pol
                             teams_->scheduler().policy() != policy)) {
     // The exploring_ check covers SetExploring (the set the graph started on);
     // a non-empty warm_teams_ covers the switch back in ClearExploring.
-    if (exploring_.executors != 0 || !warm_teams_.empty()) warm_teams_.push_back(teams_);
+    if (ExploringLocked() || !warm_teams_.empty()) warm_teams_.push_back(teams_);
     teams_.reset();
   }
 }
@@ -168,6 +198,7 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
   RuntimeSetting candidate;
   candidate.executors = executors;
   candidate.threads_per_executor = threads_per_executor;
+  candidate.stock = executors == 0 && threads_per_executor == 0;
   if (!policy.empty()) {
     if (!ParseReadyPolicy(policy, &candidate.policy)) {
       *error = "policy='" + policy + "' is not valid; allowed: fifo, critical_path_first";
@@ -176,7 +207,10 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
     candidate.policy_set = true;
   }
   TeamLayout check;
-  if (!BuildTeamLayout(topology_, executors, threads_per_executor, &check, error)) return false;
+  if (!candidate.stock &&
+      !BuildTeamLayout(topology_, executors, threads_per_executor, &check, error)) {
+    return false;
+  }
   const RuntimeSetting previous_configured = configured_;
   if (source == "tuned") configured_ = RuntimeSetting();
   adopted_ = candidate;
@@ -194,9 +228,9 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
 }
 
 bool Runtime::Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                       std::string* error) {
+                       std::string* error, bool* stock) {
   MutexLock l(&mu_);
-  return ResolveLocked(layout, policy, source, error);
+  return ResolveLocked(layout, policy, source, error, stock);
 }
 
 bool Runtime::Configure(int executors, int threads_per_executor, const std::string& policy,
@@ -241,7 +275,7 @@ void Runtime::ClearAdoptedSetting() {
   ReresolveLocked();
 }
 
-std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
+std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error, bool* stock_pools) {
   // Declared before the lock so that released sets are destroyed (their idle
   // threads joined) after it is let go.
   std::vector<std::shared_ptr<TeamSet>> released;
@@ -249,6 +283,10 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
   TeamLayout layout;
   ReadyPolicy policy;
   std::string source;
+  if (stock_pools != nullptr) {
+    *stock_pools = StockInForceLocked();
+    if (*stock_pools) return nullptr;
+  }
   if (teams_ == nullptr) {
     if (!ResolveLocked(&layout, &policy, &source, error)) return nullptr;
     teams_ = TakeWarmTeamsLocked(layout, policy);
@@ -257,7 +295,7 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
   // Past exploration (the autotuner adopts right after it stops, before the
   // next step gets here), the sets of the layouts not chosen are let go; their
   // threads end once no step holds them.
-  if (exploring_.executors == 0 && !warm_teams_.empty()) released.swap(warm_teams_);
+  if (!ExploringLocked() && !warm_teams_.empty()) released.swap(warm_teams_);
   return teams_;
 }
 
@@ -266,6 +304,7 @@ void Runtime::SetExploring(int executors, int threads_per_executor) {
   exploring_ = RuntimeSetting();
   exploring_.executors = executors;
   exploring_.threads_per_executor = threads_per_executor;
+  exploring_.stock = executors == 0 && threads_per_executor == 0;
   ReresolveLocked();
 }
 

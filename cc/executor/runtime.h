@@ -11,6 +11,12 @@
 // critical_path_first (which orders like fifo until costs are known);
 // GRAPHI_TUNE=0 makes it fifo.
 //
+// GRAPHI_EXECUTORS=stock, the autotuner's visit and an adopted setting may
+// also be "stock"
+// (kStockSetting, tuning_decision.h): steps then run on TensorFlow's own
+// pools, and the teams of the resolved layout (the default's) stay idle, built
+// only if a step still needs them. configure() always names teams.
+//
 // Autotuning is on unless SetAutotune(0), GRAPHI_AUTOTUNE=0 or GRAPHI_TUNE=0
 // turns it off (SetAutotune wins over the environment).
 //
@@ -54,6 +60,9 @@ inline constexpr int kMaxLayoutSetting = 4096;
 struct RuntimeSetting {
   int executors = 0;             // 0 = not set
   int threads_per_executor = 0;  // 0 = not set
+  // The "stock" setting (tuning_decision.h, kStockSetting): steps run on
+  // TensorFlow's own pools. Only the autotuner and adopted settings carry it.
+  bool stock = false;
   ReadyPolicy policy = ReadyPolicy::kFifo;
   bool policy_set = false;
 };
@@ -76,10 +85,15 @@ class Runtime {
 
   // The teams steps should start on now; builds them on first use. Returns
   // null and fills *error if the environment holds an invalid setting.
-  std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // With `stock_pools`, when the "stock" setting is in force, sets it and
+  // returns null with no error: the step runs on TensorFlow's own pools.
+  // Without it the teams are returned anyway (a nested step on a team
+  // thread keeps its caller's teams).
+  std::shared_ptr<TeamSet> CurrentTeams(std::string* error, bool* stock_pools = nullptr)
+      GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // A setting recorded for a graph (source "cache" or "tuned") of
-  // `node_count` nodes. Followed unless the user set the layout through
+  // A setting recorded for a graph (source "cache", "tuned" or "autotuned")
+  // of `node_count` nodes; 0 x 0 is the "stock" setting. Followed unless the user set the layout through
   // Configure() or the environment, or a larger graph's setting is in force.
   // "tuned" also clears a Configure() (tune() configures while it sweeps).
   // Returns whether the layout now follows it; *error if it does not fit.
@@ -89,8 +103,8 @@ class Runtime {
   // Forgets the adopted setting (back to environment/default).
   void ClearAdoptedSetting() GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // The layout the autotuner is trying; below Configure() and the
-  // environment, above adopted settings.
+  // The layout the autotuner is trying (0 x 0: "stock"); below Configure()
+  // and the environment, above adopted settings.
   void SetExploring(int executors, int threads_per_executor) GRAPHI_LOCKS_EXCLUDED(mu_);
   void ClearExploring() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Whether Configure() or the environment pins the layout.
@@ -104,15 +118,26 @@ class Runtime {
 
   // Description of the setting in force (for info()): fills the layout that
   // would be used and where it came from ("configure", "environment",
-  // "default").
+  // "default"), and whether steps run on TensorFlow's pools instead
+  // (*stock; the layout is then that of the teams kept idle beside them).
   bool Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+                std::string* error, bool* stock = nullptr) GRAPHI_LOCKS_EXCLUDED(mu_);
 
  private:
   Runtime();
-  // The setting in force: the layout, the policy and where it came from.
+  // The setting in force: the layout, the policy and where it came from;
+  // *stock when that is the "stock" setting (the layout is then the
+  // default's, for teams nested steps may still need).
   bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                     std::string* error) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                     std::string* error, bool* stock = nullptr)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the "stock" setting is in force (as ResolveLocked would say,
+  // without building a layout).
+  bool StockInForceLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the autotuner is visiting a setting (a layout or "stock").
+  bool ExploringLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return exploring_.executors != 0 || exploring_.stock;
+  }
   // The policy: configure() > GRAPHI_POLICY > adopted > default.
   bool ResolvePolicyLocked(ReadyPolicy* policy, std::string* error)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -143,9 +168,15 @@ class Runtime {
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
 };
 
+// What GRAPHI_EXECUTORS=stock reads as: the "stock" setting, chosen
+// explicitly (steps on TensorFlow's own pools, inside the GRAPHI executor;
+// for A/B runs and as a way out of teams without changing executor_type).
+inline constexpr int kStockEnv = -1;
+
 // Reads GRAPHI_EXECUTORS or GRAPHI_THREADS_PER_EXECUTOR: a whole number
-// from 1 to kMaxLayoutSetting, or unset (*value = 0). False with an error
-// naming the variable and that range for anything else.
+// from 1 to kMaxLayoutSetting, or unset (*value = 0); GRAPHI_EXECUTORS also
+// takes "stock" (*value = kStockEnv). False with an error naming the
+// variable and the allowed values for anything else.
 bool ReadLayoutEnv(const char* name, int* value, std::string* error);
 
 }  // namespace graphi

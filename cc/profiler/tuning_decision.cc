@@ -7,6 +7,7 @@
 namespace graphi {
 
 std::string SettingLabel(const LayoutSetting& setting) {
+  if (setting == kStockSetting) return "stock";
   return std::to_string(setting.first) + "x" + std::to_string(setting.second);
 }
 

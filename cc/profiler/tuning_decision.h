@@ -32,10 +32,18 @@ namespace graphi {
 
 using LayoutSetting = std::pair<int, int>;  // (executors, threads_per_executor)
 
+// The setting "stock": no teams; a step's ready ops go to the runner
+// TensorFlow passes the executor (the session's or the function runtime's
+// inter-op pool) and kernels use the device's shared intra-op pool, as under
+// TensorFlow's own executor. The online autotuner times it beside the team
+// layouts and uses it as the reference, so that a graph runs on teams only
+// where they beat TensorFlow's pools (autotuner.h).
+inline constexpr LayoutSetting kStockSetting{0, 0};
+
 inline constexpr int kMinRoundsToAdopt = 2;
 inline constexpr double kEliminateRatio = 1.2;
 
-// "ExT", e.g. "2x1".
+// "ExT", e.g. "2x1"; "stock" for kStockSetting.
 std::string SettingLabel(const LayoutSetting& setting);
 
 struct SettingEvidence {

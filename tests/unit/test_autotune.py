@@ -50,6 +50,11 @@ SCRIPT = textwrap.dedent("""
     main = max(info["graphs"], key=lambda g: g["node_count"])
     from graphi_tf import autotune
     written = autotune.persist_decisions()
+    if mode == "write_stock_entry":
+        from graphi_tf import cache
+        cache.write_entry(cache.CacheEntry.build(
+            signature=main["signature"], machine=cache.machine_fingerprint(info), executors=0,
+            threads_per_executor=0, policy="", median_step_ms=1.0, note="test: stock"))
     from graphi_tf import _loader
     native = _loader.native()
     json.dump({"main": main, "same_results": same, "enabled": info["autotune_enabled"],
@@ -103,6 +108,46 @@ def test_a_later_process_starts_from_the_cached_decision(tmp_path):
     assert second["main"]["autotune"]["state"] == "skipped"
     assert [second["main"]["executors"], second["main"]["threads_per_executor"]] == \
         first["main"]["autotune"]["chosen"]
+
+
+def test_every_layout_is_judged_against_tensorflows_own_pools(tmp_path):
+    out, _ = run(tmp_path, 400)
+    tune = out["main"]["autotune"]
+    assert tune["state"] in ("adopted", "kept_default"), tune
+    assert all("stock" in round_ for round_ in tune["round_medians_ms"]), tune
+    # Kept the default: the graph now runs on TensorFlow's pools; adopted: on teams.
+    assert out["main"]["stock_pools"] is (tune["state"] == "kept_default")
+    assert out["same_results"]
+
+
+def test_a_graph_cached_as_stock_starts_on_tensorflows_pools(tmp_path):
+    run(tmp_path, 5, "write_stock_entry", GRAPHI_AUTOTUNE="0")
+    out, _ = run(tmp_path, 5)
+    assert out["main"]["source"] == "cache"
+    assert out["main"]["stock_pools"] is True
+    assert [out["main"]["executors"], out["main"]["threads_per_executor"]] == [0, 0]
+    assert out["main"]["autotune"]["state"] == "skipped"
+    assert out["same_results"]
+
+
+def test_graphi_executors_stock_runs_on_tensorflows_pools_and_is_never_overridden(tmp_path):
+    out, _ = run(tmp_path, 100, GRAPHI_EXECUTORS="stock")
+    assert out["main"]["source"] == "environment"
+    assert out["main"]["stock_pools"] is True
+    assert out["main"]["autotune"]["state"] == "waiting"
+    assert out["same_results"]
+
+
+def test_graphi_executors_stock_with_a_thread_count_names_both_settings(tmp_path):
+    script = tmp_path / "step.py"
+    script.write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"),
+               GRAPHI_EXECUTORS="stock", GRAPHI_THREADS_PER_EXECUTOR="2")
+    done = subprocess.run([sys.executable, str(script), "3"], env=env, capture_output=True,
+                          text=True, timeout=200)
+    assert done.returncode != 0
+    assert "GRAPHI_THREADS_PER_EXECUTOR=2 cannot go with GRAPHI_EXECUTORS=stock" in done.stderr
 
 
 def test_graphi_autotune_0_leaves_the_default_layout(tmp_path):

@@ -1,0 +1,45 @@
+"""GRAPHI on TensorFlow's own pools (the "stock" setting) gives the stock executor's
+results: the session, function, runtime-feature, fault and fuzz-seed conformance suites,
+run again in a pytest subprocess with GRAPHI_TEST_EXECUTORS=stock (tests/conftest.py), so
+that every GRAPHI step no test configures runs on TensorFlow's pools.
+
+The autotuner picks this setting for graphs whose team layouts do not beat it, so it must
+conform as the teams do.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(900)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUITES = ["test_session_conformance.py", "test_function_conformance.py", "test_runtime_features.py",
+          "test_faults.py", "test_fuzz_seeds.py"]
+
+
+def test_the_conformance_suites_pass_on_tensorflows_pools():
+    env = dict(os.environ, GRAPHI_TEST_EXECUTORS="stock", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *[os.path.join(HERE, s) for s in SUITES]],
+        env=env, capture_output=True, text=True, timeout=880, cwd=os.path.dirname(HERE))
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in summary and "failed" not in summary, summary
+
+
+def test_graphi_executors_stock_puts_steps_on_tensorflows_pools():
+    code = (
+        "import tensorflow as tf, graphi_tf\n"
+        "g = tf.Graph()\n"
+        "with g.as_default(): c = tf.matmul(tf.ones([8, 8]), tf.ones([8, 8]))\n"
+        "with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s: v = s.run(c)\n"
+        "i = graphi_tf.info()\n"
+        "print(float(v[0, 0]), i['stock_pools'], [x['stock_pools'] for x in i['graphs']])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(GRAPHI_EXECUTORS="stock", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["8.0", "True", "[True]"], done.stdout
