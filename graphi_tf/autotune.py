@@ -67,6 +67,8 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         method="autotune",
         eliminated_after_round=dict(decision.get("eliminated_after_round", {})),
         discard_per_visit=int(decision["discard_per_visit"]),
+        # > 0: explored under that many concurrent steps; figures are ms per request.
+        load_clients=int(decision.get("load_clients", 0)),
         timed_per_visit=int(decision["timed_per_visit"]),
         exploration_s=float(decision["exploration_s"]),
         cost_ms=float(decision["cost_ms"]),

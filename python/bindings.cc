@@ -85,6 +85,7 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   d["rounds"] = st.rounds;
   d["discard_per_visit"] = st.discard_per_visit;
   d["timed_per_visit"] = st.timed_per_visit;
+  d["load_clients"] = st.load_clients;
   const bool exploring = st.state == graphi::AutotuneState::kExploring;
   const bool decided = st.state == graphi::AutotuneState::kAdopted ||
                        st.state == graphi::AutotuneState::kKeptDefault;

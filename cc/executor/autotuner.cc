@@ -46,9 +46,14 @@ void Autotuner::OnStep(const StepSample& s) {
   if (exploring && s.signature == target_) {
     if (control_->ExplicitLayout()) {
       AbandonLocked("an explicit setting (configure() or the environment) took over");
-    } else if (s.concurrent) {
-      AbandonLocked("steps of this graph ran concurrently, so step times say nothing "
-                    "about a layout");
+    } else if (s.concurrent && track.status.load_clients == 0) {
+      // Latencies say nothing about a layout once requests overlap: start
+      // over, under load, from the next step.
+      AbandonLocked("steps began to overlap");
+      track.saw_concurrency = true;
+      track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
+      track.status = AutotuneStatus();
+      track.status.reason = "steps began to overlap: to be explored again under load";
     } else if (s.ok) {
       RecordLocked(&track, s);
     }
@@ -57,6 +62,7 @@ void Autotuner::OnStep(const StepSample& s) {
   if (!s.ok) return;  // a failed step says nothing about speed
   ++track.ok_steps;
   track.saw_concurrency |= s.concurrent;
+  track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
   if (track.status.state != AutotuneState::kWaiting) return;
   if (track.ok_steps <= options_.settle_steps) track.settle_ns.push_back(s.end_ns - s.start_ns);
   if (exploring) {
@@ -94,9 +100,6 @@ bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s) {
     st.reason = "an explicit setting (configure() or the environment) is in force";
     return false;  // stays waiting: explored if the explicit setting goes away
   }
-  if (track->saw_concurrency) {
-    return skip("steps of this graph ran concurrently; the default layout is kept");
-  }
   if (LargerGraphSettledLocked(track->node_count)) {
     return skip("not the main graph: a larger graph was tuned");
   }
@@ -110,15 +113,28 @@ void Autotuner::PlanVisits(Track* track) const {
   std::vector<double> settle(track->settle_ns.begin() + (track->settle_ns.size() > 1 ? 1 : 0),
                              track->settle_ns.end());
   const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
-  const bool long_steps = step_ns >= options_.long_step_ns;
   st.reference_step_ns = step_ns;
-  st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
-  st.timed_per_visit =
-      long_steps ? 1
-                 : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
-                                                        options_.min_timed_per_visit,
-                                                        options_.max_timed_per_visit));
-  st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+  st.load_clients = track->saw_concurrency ? std::max(2, track->max_in_flight) : 0;
+  if (st.load_clients > 0) {
+    // A request completes every step_ns / clients or so.
+    const int clients = st.load_clients;
+    const int64_t per_request_ns = std::max<int64_t>(1, step_ns / clients);
+    const bool long_requests = per_request_ns >= options_.long_step_ns;
+    st.discard_per_visit = clients;
+    st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
+        options_.visit_target_ns / per_request_ns, options_.min_timed_per_visit * clients,
+        options_.max_timed_per_visit * clients));
+    st.rounds = long_requests ? options_.rounds_long : options_.rounds_short;
+  } else {
+    const bool long_steps = step_ns >= options_.long_step_ns;
+    st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
+    st.timed_per_visit =
+        long_steps ? 1
+                   : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
+                                                          options_.min_timed_per_visit,
+                                                          options_.max_timed_per_visit));
+    st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+  }
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();
   st.order.push_back(options_.default_setting);
@@ -136,7 +152,10 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
   PlanVisits(track);
   AutotuneStatus& st = track->status;
   st.state = AutotuneState::kExploring;
-  st.reason = "exploring";
+  st.reason = st.load_clients > 0
+                  ? "exploring under load (" + std::to_string(st.load_clients) +
+                        " steps in flight): each layout judged by its throughput"
+                  : "exploring";
   target_ = signature;
   live_ = st.order;
   round_ = 0;
@@ -152,6 +171,7 @@ void Autotuner::StartVisitLocked(Track* track) {
   track->status.current = setting;
   control_->Explore(setting);
   visit_start_ns_ = Now();
+  visit_mark_ns_ = visit_start_ns_;
   visit_steps_ = 0;
   visit_timed_ns_.clear();
 }
@@ -160,6 +180,10 @@ void Autotuner::RecordLocked(Track* track, const StepSample& s) {
   GRAPHI_DCHECK(!target_.empty());
   if (s.start_ns < visit_start_ns_) return;  // began on the previous layout
   AutotuneStatus& st = track->status;
+  if (st.load_clients > 0) {
+    RecordUnderLoadLocked(track, s);
+    return;
+  }
   const int64_t duration = s.end_ns - s.start_ns;
   if (st.current != options_.default_setting) st.cost_ns += duration - st.reference_step_ns;
   ++visit_steps_;
@@ -168,11 +192,27 @@ void Autotuner::RecordLocked(Track* track, const StepSample& s) {
   if (static_cast<int>(visit_timed_ns_.size()) >= st.timed_per_visit) FinishVisitLocked(track);
 }
 
+void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
+  AutotuneStatus& st = track->status;
+  ++visit_steps_;
+  if (visit_steps_ <= st.discard_per_visit) {
+    visit_mark_ns_ = std::max(visit_mark_ns_, s.end_ns);
+    return;
+  }
+  visit_timed_ns_.push_back(static_cast<double>(s.end_ns));
+  if (static_cast<int>(visit_timed_ns_.size()) < st.timed_per_visit) return;
+  const double last_end = *std::max_element(visit_timed_ns_.begin(), visit_timed_ns_.end());
+  const double per_request =
+      std::max(1.0, (last_end - static_cast<double>(visit_mark_ns_)) / visit_timed_ns_.size());
+  visit_timed_ns_.assign(1, per_request);  // the visit's one figure
+  FinishVisitLocked(track);
+}
+
 void Autotuner::FinishVisitLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const double median = MedianOf(visit_timed_ns_);
   st.round_medians_ns[round_][st.current] = median;
-  if (st.current == options_.default_setting) {
+  if (st.current == options_.default_setting && st.load_clients == 0) {
     st.reference_step_ns = static_cast<int64_t>(median);
   }
   ++st.visits_done;

@@ -18,9 +18,20 @@
 // `rounds_short` rounds; steps of `long_step_ns` or more get `rounds_long`
 // rounds of one timed step each.
 //
+// Under load: a graph whose settling steps overlapped (concurrent requests,
+// serving) is explored under that load. A step's latency then says little
+// about a layout, so each visit is judged by its throughput: after the
+// visit's first `in_flight` completions (so that the steps started on the
+// previous layout have drained), the figure is the time per completed
+// request, (end of the last timed completion - end of the last discarded
+// one) / timed completions; the rule is the same. The status's load_clients
+// says how many steps were in flight.
+//
+// A graph explored one step at a time whose steps start to overlap is
+// explored again, under load, from its next step.
+//
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
-// later process tries again) when steps of the graph overlap (concurrent
-// requests make step times meaningless), when an explicit setting
+// later process tries again) when an explicit setting
 // (configure() or the environment) takes over, when autotuning is switched
 // off, or when a larger graph starts running.
 //
@@ -89,6 +100,7 @@ struct StepSample {
   int64_t end_ns = 0;
   bool ok = true;             // the step succeeded
   bool concurrent = false;    // another step of the graph was in flight
+  int in_flight = 1;          // steps of the graph in flight at its start, itself included
 };
 
 enum class AutotuneState {
@@ -106,12 +118,16 @@ struct AutotuneStatus {
   int visits_done = 0;
   int visits_planned = 0;
   int rounds = 0;
-  int discard_per_visit = 0;
-  int timed_per_visit = 0;
+  int discard_per_visit = 0;  // under load: completions
+  int timed_per_visit = 0;    // under load: completions
+  // > 0: explored under load, with this many steps in flight at most while
+  // settling; figures are then ns per completed request (see above).
+  int load_clients = 0;
   LayoutSetting current;  // layout being visited (while exploring)
   LayoutSetting chosen;   // after the decision
   // Time the exploring steps took beyond what the reference (default)
-  // layout would have taken, estimated from the default's medians.
+  // layout would have taken, estimated from the default's medians (not
+  // estimated under load: 0).
   int64_t cost_ns = 0;
   int64_t exploration_wall_ns = 0;
   int64_t reference_step_ns = 0;  // the default's step time (settling, then its rounds)
@@ -154,6 +170,7 @@ class Autotuner {
     int ok_steps = 0;
     std::vector<int64_t> settle_ns;
     bool saw_concurrency = false;
+    int max_in_flight = 1;
     AutotuneStatus status;
   };
 
@@ -168,6 +185,9 @@ class Autotuner {
   void PlanVisits(Track* track) const;
   // Counts a step of the graph being explored toward the current visit.
   void RecordLocked(Track* track, const StepSample& s) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same under load: counts a completion.
+  void RecordUnderLoadLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the current visit: the next one, the next round, or the decision.
   void FinishVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the settings that cannot win any more after a round.
@@ -190,6 +210,8 @@ class Autotuner {
   std::vector<LayoutSetting> round_order_ GRAPHI_GUARDED_BY(mu_);
   size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
   int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  // Under load: the end of the visit's last discarded completion.
+  int64_t visit_mark_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);
   std::vector<LayoutSetting> live_ GRAPHI_GUARDED_BY(mu_);

@@ -98,7 +98,7 @@ StepClock GraphiExecutor::BeginStep() {
   // GRAPHI's threads, or, on TensorFlow's pools, inside a step's op.
   clock.top_level = !OnGraphiThread() && CurrentStepOrder() == kNoStepOrder;
   if (!clock.top_level) return clock;
-  clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch);
+  clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch, &clock.in_flight);
   clock.start_ns = MonotonicNowNs();
   return clock;
 }
@@ -109,6 +109,7 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   sample.end_ns = MonotonicNowNs();
   sample.start_ns = clock.start_ns;
   sample.concurrent = profile_->EndTopLevelStep(clock.overlap_epoch) || clock.concurrent;
+  sample.in_flight = clock.in_flight;
   sample.signature = profile_->signature();
   sample.node_count = profile_->node_count();
   sample.has_adoption = profile_->has_adoption();

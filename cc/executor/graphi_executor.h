@@ -52,6 +52,7 @@ inline constexpr char kExecutorTypeName[] = "GRAPHI";
 struct StepClock {
   bool top_level = false;
   bool concurrent = false;     // another top-level step of the graph was in flight
+  int in_flight = 1;           // top-level steps of the graph in flight at its start
   uint64_t overlap_epoch = 0;
   int64_t start_ns = 0;
 };

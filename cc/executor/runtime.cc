@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "cc/executor/env_settings.h"
 #include "cc/executor/thread_affinity.h"
@@ -10,7 +11,7 @@
 namespace graphi {
 
 bool ReadLayoutEnv(const char* name, int* value, std::string* error) {
-  const bool executors = std::string(name) == "GRAPHI_EXECUTORS";
+  const bool executors = std::strcmp(name, "GRAPHI_EXECUTORS") == 0;
   const EnvInt read = executors ? ReadEnvIntOrWord(name, 1, kMaxLayoutSetting, "stock", kStockEnv)
                                 : ReadEnvInt(name, 1, kMaxLayoutSetting);
   if (!read.ok()) {
@@ -127,10 +128,22 @@ bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string
   return BuildTeamLayout(topology_, e, t, layout, error);
 }
 
-bool Runtime::StockInForceLocked() {
-  // ResolveLocked's precedence, without building a layout: this runs for
-  // every step. Explicit settings always name teams.
-  if (configured_.executors || configured_.threads_per_executor) return false;
+void Runtime::PublishBelowEnvLocked() {
+  int state = kBelowEnvTeams;
+  if (configured_.executors || configured_.threads_per_executor) {
+    state = kConfigured;
+  } else if (ExploringLocked() ? exploring_.stock : adopted_.stock) {
+    state = kBelowEnvStock;
+  }
+  below_env_.store(state, std::memory_order_release);
+}
+
+bool Runtime::StockInForce() const {
+  // ResolveLocked's precedence, without its lock or a layout: this runs for
+  // every step, nested ones included, and concurrent requests would queue
+  // on mu_. configure() always names teams.
+  const int below = below_env_.load(std::memory_order_acquire);
+  if (below == kConfigured) return false;
   int env_e = 0, env_t = 0;
   std::string error;  // an invalid value: ResolveLocked reports it
   if (!ReadLayoutEnv("GRAPHI_EXECUTORS", &env_e, &error) ||
@@ -139,8 +152,7 @@ bool Runtime::StockInForceLocked() {
   }
   if (env_e == kStockEnv) return env_t == 0;
   if (env_e || env_t) return false;
-  if (ExploringLocked()) return exploring_.stock;
-  return adopted_.stock;
+  return below == kBelowEnvStock;
 }
 
 bool Runtime::ResolvePolicyLocked(ReadyPolicy* policy, std::string* error) {
@@ -224,6 +236,7 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
     return false;
   }
   DropTeamsIfChangedLocked(layout, resolved_policy);
+  PublishBelowEnvLocked();
   return resolved_source == source;
 }
 
@@ -264,6 +277,7 @@ bool Runtime::Configure(int executors, int threads_per_executor, const std::stri
     return false;
   }
   DropTeamsIfChangedLocked(layout, resolved_policy);  // rebuilt lazily
+  PublishBelowEnvLocked();
   return true;
 }
 
@@ -273,20 +287,21 @@ void Runtime::ClearAdoptedSetting() {
   adopted_source_.clear();
   adopted_node_count_ = -1;
   ReresolveLocked();
+  PublishBelowEnvLocked();
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error, bool* stock_pools) {
   // Declared before the lock so that released sets are destroyed (their idle
   // threads joined) after it is let go.
+  if (stock_pools != nullptr) {
+    *stock_pools = StockInForce();
+    if (*stock_pools) return nullptr;
+  }
   std::vector<std::shared_ptr<TeamSet>> released;
   MutexLock l(&mu_);
   TeamLayout layout;
   ReadyPolicy policy;
   std::string source;
-  if (stock_pools != nullptr) {
-    *stock_pools = StockInForceLocked();
-    if (*stock_pools) return nullptr;
-  }
   if (teams_ == nullptr) {
     if (!ResolveLocked(&layout, &policy, &source, error)) return nullptr;
     teams_ = TakeWarmTeamsLocked(layout, policy);
@@ -306,12 +321,14 @@ void Runtime::SetExploring(int executors, int threads_per_executor) {
   exploring_.threads_per_executor = threads_per_executor;
   exploring_.stock = executors == 0 && threads_per_executor == 0;
   ReresolveLocked();
+  PublishBelowEnvLocked();
 }
 
 void Runtime::ClearExploring() {
   MutexLock l(&mu_);
   exploring_ = RuntimeSetting();
   ReresolveLocked();
+  PublishBelowEnvLocked();
 }
 
 bool Runtime::ExplicitLayout() {

@@ -38,6 +38,7 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
 #define GRAPHI_TF_CC_EXECUTOR_RUNTIME_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -131,9 +132,12 @@ class Runtime {
   bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
                      std::string* error, bool* stock = nullptr)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether the "stock" setting is in force (as ResolveLocked would say,
-  // without building a layout).
-  bool StockInForceLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the "stock" setting is in force, as ResolveLocked would say:
+  // below_env_ and the environment, without mu_.
+  bool StockInForce() const;
+  // Stores below_env_ from configured_, exploring_ and adopted_; called by
+  // every method that changes them.
+  void PublishBelowEnvLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether the autotuner is visiting a setting (a layout or "stock").
   bool ExploringLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return exploring_.executors != 0 || exploring_.stock;
@@ -166,6 +170,15 @@ class Runtime {
   // Team sets left while exploring (at most one per candidate layout), idle.
   std::vector<std::shared_ptr<TeamSet>> warm_teams_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
+  // The setting's precedence without the environment, for StockInForce():
+  // configure() in force, else whether the autotuner's visit or the adopted
+  // setting is "stock". Written under mu_ (release), read without it
+  // (acquire): a step that starts while it changes may use either value,
+  // as it could with the lock.
+  static constexpr int kConfigured = 0;
+  static constexpr int kBelowEnvStock = 1;
+  static constexpr int kBelowEnvTeams = 2;
+  std::atomic<int> below_env_{kBelowEnvTeams};
 };
 
 // What GRAPHI_EXECUTORS=stock reads as: the "stock" setting, chosen

@@ -28,8 +28,10 @@ bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
   return applied_costs;
 }
 
-bool GraphProfile::BeginTopLevelStep(uint64_t* epoch) {
-  const bool overlapping = top_level_in_flight_.fetch_add(1, std::memory_order_acq_rel) > 0;
+bool GraphProfile::BeginTopLevelStep(uint64_t* epoch, int* in_flight) {
+  const int before = top_level_in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  *in_flight = before + 1;
+  const bool overlapping = before > 0;
   if (overlapping) overlap_epoch_.fetch_add(1, std::memory_order_acq_rel);
   *epoch = overlap_epoch_.load(std::memory_order_acquire);
   return overlapping;

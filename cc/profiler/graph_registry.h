@@ -60,9 +60,10 @@ class GraphProfile {
   bool TakeTimingTurn() { return timing_sampler_.TakeTurn(); }
 
   // Top-level steps in flight: Begin returns whether another one was
-  // running and fills *epoch; End returns whether another step started
-  // while this one ran (so the two overlapped).
-  bool BeginTopLevelStep(uint64_t* epoch);
+  // running and fills *epoch and *in_flight (the steps in flight, this one
+  // included); End returns whether another step started while this one ran
+  // (so the two overlapped).
+  bool BeginTopLevelStep(uint64_t* epoch, int* in_flight);
   bool EndTopLevelStep(uint64_t epoch);
 
   // Applies an adoption's costs if its node names match this graph.

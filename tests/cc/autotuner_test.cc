@@ -68,6 +68,25 @@ class Harness {
     }
   }
 
+  // `clients` closed-loop clients keep the graph busy: a request completes
+  // every `request_ms(layout)`, and each took `clients` times that.
+  template <class F>
+  void RunUnderLoad(int completions, int clients, F request_ms) {
+    for (int i = 0; i < completions; ++i) {
+      const int64_t per_request = static_cast<int64_t>(request_ms(control_.current) * kMs);
+      StepSample s;
+      s.signature = "main";
+      s.node_count = 100;
+      s.has_adoption = control_.adopted.count("main") > 0;
+      now_ns += per_request;
+      s.end_ns = now_ns;
+      s.start_ns = now_ns - clients * per_request;
+      s.concurrent = true;
+      s.in_flight = clients;
+      tuner_.OnStep(s);
+    }
+  }
+
   AutotuneStatus Status(const std::string& sig = "main") {
     AutotuneStatus st;
     EXPECT_TRUE(tuner_.Status(sig, &st));
@@ -227,7 +246,7 @@ TEST(AutotunerTest, AGraphWithACachedSettingIsNotExplored) {
   EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
 }
 
-TEST(AutotunerTest, ConcurrentStepsAbandonExploration) {
+TEST(AutotunerTest, StepsThatBeginToOverlapRestartExplorationUnderLoad) {
   Harness h;
   h.Run(10, Fixed);
   ASSERT_TRUE(h.control_.exploring);
@@ -237,10 +256,45 @@ TEST(AutotunerTest, ConcurrentStepsAbandonExploration) {
   s.start_ns = ++Harness::now_ns;
   s.end_ns = (Harness::now_ns += 25 * kMs);
   s.concurrent = true;
+  s.in_flight = 2;
   h.tuner_.OnStep(s);
-  EXPECT_FALSE(h.control_.exploring);
-  EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
+  EXPECT_FALSE(h.control_.exploring);  // back on the default, nothing adopted
+  EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
   EXPECT_TRUE(h.control_.adopted.empty());
+  Harness::now_ns += 1000 * kMs;
+  h.RunUnderLoad(2000, 4, [](const LayoutSetting& l) { return l == LayoutSetting{1, 1} ? 2.0 : 2.5; });
+  const AutotuneStatus st = h.Status();
+  EXPECT_GE(st.load_clients, 2);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(st.chosen, (LayoutSetting{1, 1}));
+}
+
+TEST(AutotunerTest, UnderLoadAdoptsTheLayoutWithTheHighestThroughput) {
+  Harness h;
+  h.Harness::now_ns += 1000 * kMs;  // room for the first requests' start times
+  h.RunUnderLoad(2000, 4, [](const LayoutSetting& s) {
+    if (s == LayoutSetting{1, 1}) return 2.0;  // one stream per core: the most requests/s
+    if (s == LayoutSetting{1, 2}) return 3.0;
+    return 2.5;                                // the default
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_clients, 4);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(st.chosen, (LayoutSetting{1, 1}));
+  // Every figure is the time per request (ms), not a request's latency (x4).
+  for (const auto& round : st.round_medians_ns) {
+    for (const auto& [setting, ns] : round) EXPECT_LT(ns, 3.5 * kMs) << SettingLabel(setting);
+  }
+}
+
+TEST(AutotunerTest, UnderLoadKeepsTheDefaultWhenThroughputsAreEqual) {
+  Harness h;
+  h.Harness::now_ns += 1000 * kMs;
+  h.RunUnderLoad(2000, 4, [](const LayoutSetting&) { return 2.5; });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_clients, 4);
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
 }
 
 TEST(AutotunerTest, ALargerGraphTakesOverAsTheMainGraph) {
