@@ -51,6 +51,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from graphi_tf import arms as _arms
 from graphi_tf import cli_common
+from graphi_tf import decision as _decision
 from graphi_tf import report as _report
 from graphi_tf import serving as _serving
 from graphi_tf import stepstats
@@ -550,7 +551,8 @@ def _round_status(record: Dict[str, Any]) -> str:
     if isinstance(autotune, dict):
         chosen = autotune.get("chosen")
         status += (f", autotune {autotune.get('state')}"
-                   + (f" {chosen[0]}x{chosen[1]}" if isinstance(chosen, list) and len(chosen) == 2 else ""))
+                   + (f" {_decision.setting_label(tuple(chosen))}"
+                      if isinstance(chosen, list) and len(chosen) == 2 else ""))
     settle = record.get("autotune_settle")
     if isinstance(settle, dict) and settle.get("steps"):
         status += f" after {settle['steps']} more warm-up steps"

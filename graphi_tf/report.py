@@ -93,6 +93,7 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from graphi_tf import arms as _arms
+from graphi_tf import decision as _decision
 from graphi_tf.arms import STOCK_BEST, STOCK_DEFAULT
 from graphi_tf.stepstats import lower_bound as lower_bound_ms  # LB in ms here
 from graphi_tf.stepstats import median
@@ -546,8 +547,9 @@ def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
     counts: Dict[str, int] = {}
     for a in states:
         what = str(a.get("state", "?"))
-        if a.get("chosen"):
-            what += " " + "x".join(str(v) for v in a["chosen"])
+        chosen = a.get("chosen")
+        if isinstance(chosen, list) and len(chosen) == 2:
+            what += " " + _decision.setting_label(tuple(chosen))  # "stock": TensorFlow's pools
         counts[what] = counts.get(what, 0) + 1
     parts = [f"{what} in {n} round{'s' if n != 1 else ''}" for what, n in counts.items()]
     exploring = sum(1 for r in arm.get("rounds", []) if r.get("ok") and
