@@ -178,8 +178,15 @@ void Autotuner::StartVisitLocked(Track* track) {
 
 void Autotuner::RecordLocked(Track* track, const StepSample& s) {
   GRAPHI_DCHECK(!target_.empty());
-  if (s.start_ns < visit_start_ns_) return;  // began on the previous layout
   AutotuneStatus& st = track->status;
+  if (s.start_ns < visit_start_ns_) {  // began on the previous layout
+    if (st.load_clients > 0) {
+      // It ran beside this visit's steps until now: time from here.
+      visit_mark_ns_ = std::max(visit_mark_ns_, s.end_ns);
+      visit_timed_ns_.clear();
+    }
+    return;
+  }
   if (st.load_clients > 0) {
     RecordUnderLoadLocked(track, s);
     return;

@@ -21,10 +21,11 @@
 // Under load: a graph whose settling steps overlapped (concurrent requests,
 // serving) is explored under that load. A step's latency then says little
 // about a layout, so each visit is judged by its throughput: after the
-// visit's first `in_flight` completions (so that the steps started on the
-// previous layout have drained), the figure is the time per completed
-// request, (end of the last timed completion - end of the last discarded
-// one) / timed completions; the rule is the same. The status's load_clients
+// visit's first `in_flight` completions, and after the last completion of a
+// step started on the previous layout (until then it competed with the
+// visit's steps), the figure is the time per completed request, (end of the
+// last timed completion - that mark) / timed completions; the rule is the
+// same. The status's load_clients
 // says how many steps were in flight.
 //
 // A graph explored one step at a time whose steps start to overlap is
