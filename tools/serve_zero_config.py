@@ -1,3 +1,14 @@
+"""What a serving user who changes nothing gets: one process loads a SavedModel of
+tools/export_serving_models.py and N closed-loop client threads call its serving_default
+signature from the first request, for DURATION seconds, with a fresh GRAPHI cache.
+
+    python3 tools/serve_zero_config.py ARM MODEL_DIR CLIENTS DURATION
+
+ARM: stock (TensorFlow's executor), auto (GRAPHI, zero-config autotuning), untuned (GRAPHI,
+GRAPHI_AUTOTUNE=0). Prints one JSON line: requests/s and p99 latency over the last 5 s, and
+what GRAPHI's autotuner decided. The LSTM model gets frames of shape 1x50x32; other models
+batch 1. Run each arm in its own process, interleaved over rounds (docs/serving.md).
+"""
 import os, sys, time, json, threading, tempfile
 arm, model, clients, dur = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp()
