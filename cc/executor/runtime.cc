@@ -186,7 +186,10 @@ void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy pol
                             teams_->scheduler().policy() != policy)) {
     // The exploring_ check covers SetExploring (the set the graph started on);
     // a non-empty warm_teams_ covers the switch back in ClearExploring.
-    if (ExploringLocked() || !warm_teams_.empty()) warm_teams_.push_back(teams_);
+    if (ExploringLocked() || !warm_teams_.empty()) {
+      warm_teams_.push_back(teams_);
+      warm_teams_pending_.store(true, std::memory_order_release);
+    }
     teams_.reset();
   }
 }
@@ -233,6 +236,7 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
   std::string resolved_source;
   if (!ResolveLocked(&layout, &resolved_policy, &resolved_source, error)) {
     configured_ = previous_configured;
+    PublishBelowEnvLocked();  // adopted_ stays: it applies once the environment is fixed
     return false;
   }
   DropTeamsIfChangedLocked(layout, resolved_policy);
@@ -291,12 +295,15 @@ void Runtime::ClearAdoptedSetting() {
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error, bool* stock_pools) {
-  // Declared before the lock so that released sets are destroyed (their idle
-  // threads joined) after it is let go.
   if (stock_pools != nullptr) {
     *stock_pools = StockInForce();
-    if (*stock_pools) return nullptr;
+    if (*stock_pools) {
+      if (warm_teams_pending_.load(std::memory_order_acquire)) ReleaseWarmTeamsOnStock();
+      return nullptr;
+    }
   }
+  // Declared before the lock so that released sets are destroyed (their idle
+  // threads joined) after it is let go.
   std::vector<std::shared_ptr<TeamSet>> released;
   MutexLock l(&mu_);
   TeamLayout layout;
@@ -310,8 +317,30 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error, bool* stock_p
   // Past exploration (the autotuner adopts right after it stops, before the
   // next step gets here), the sets of the layouts not chosen are let go; their
   // threads end once no step holds them.
-  if (!ExploringLocked() && !warm_teams_.empty()) released.swap(warm_teams_);
+  if (!ExploringLocked() && !warm_teams_.empty()) {
+    released.swap(warm_teams_);
+    warm_teams_pending_.store(false, std::memory_order_release);
+  }
   return teams_;
+}
+
+void Runtime::ReleaseWarmTeamsOnStock() {
+  // As CurrentTeams does past exploration, for a graph that settled on
+  // "stock" and so never asks for teams again: the default layout's set
+  // stays (for steps that still need teams), the others are let go.
+  std::vector<std::shared_ptr<TeamSet>> released;  // destroyed after the lock
+  MutexLock l(&mu_);
+  if (ExploringLocked()) return;
+  if (teams_ == nullptr && !warm_teams_.empty()) {
+    TeamLayout layout;
+    ReadyPolicy policy;
+    std::string source, error;
+    if (ResolveLocked(&layout, &policy, &source, &error)) {
+      teams_ = TakeWarmTeamsLocked(layout, policy);
+    }
+  }
+  released.swap(warm_teams_);
+  warm_teams_pending_.store(false, std::memory_order_release);
 }
 
 void Runtime::SetExploring(int executors, int threads_per_executor) {

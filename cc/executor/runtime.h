@@ -152,6 +152,9 @@ class Runtime {
   // exploring, or until the first step after it, into warm_teams_.
   void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases the kept sets once exploration is over, for steps that run on
+  // "stock" and so never reach CurrentTeams' release.
+  void ReleaseWarmTeamsOnStock() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Removes and returns the kept set for `layout`/`policy`, or null.
   std::shared_ptr<TeamSet> TakeWarmTeamsLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -179,6 +182,9 @@ class Runtime {
   static constexpr int kBelowEnvStock = 1;
   static constexpr int kBelowEnvTeams = 2;
   std::atomic<int> below_env_{kBelowEnvTeams};
+  // Whether warm_teams_ is non-empty (written under mu_): a step on "stock"
+  // takes the lock only to release them once exploration is over.
+  std::atomic<bool> warm_teams_pending_{false};
 };
 
 // What GRAPHI_EXECUTORS=stock reads as: the "stock" setting, chosen
