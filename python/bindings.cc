@@ -175,6 +175,7 @@ py::list GraphsToList() {
     d["signature"] = profile->signature();
     d["node_count"] = profile->node_count();
     d["steps_run"] = profile->steps_run();
+    d["timing_stride"] = profile->timing_stride();
     d["costs_known"] = profile->costs().costs_known();
     if (resolved) {
       d["stock_pools"] = stock;

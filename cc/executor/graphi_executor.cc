@@ -7,6 +7,7 @@
 #include "cc/executor/step_order.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_signature.h"
+#include "cc/util/check.h"
 #include "cc/util/clock.h"
 #include "tensorflow/core/graph/graph.h"
 
@@ -76,9 +77,13 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
     names[node->id()] = node->name();
     types[node->id()] = node->type_string();
   }
+  always_cheap_.assign(num_nodes, 0);
   for (int id = 0; id < num_nodes; ++id) {
     const tensorflow::NodeItem* item = view.node(id);
-    if (item == nullptr || item->is_next_iteration) continue;
+    if (item == nullptr) continue;
+    always_cheap_[id] = item->const_tensor != nullptr || item->is_noop ||
+                        item->kernel == nullptr || !item->kernel->IsExpensive();
+    if (item->is_next_iteration) continue;
     for (const tensorflow::EdgeInfo& e : item->output_edges()) successors[id].push_back(e.dst_id);
     for (const tensorflow::ControlEdgeInfo& e : item->output_control_edges()) {
       successors[id].push_back(e.dst_id);
@@ -129,8 +134,8 @@ bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
   // by one. A step's roots are mostly such nodes: handed to every team, they
   // kept the second team busy while the first expensive op (a CNN's stem
   // convolution) could have used it.
-  if (item.const_tensor != nullptr || item.is_noop) return true;
-  if (!item.kernel->IsExpensive()) return true;
+  GRAPHI_DCHECK(item.node_id >= 0 && static_cast<size_t>(item.node_id) < always_cheap_.size());
+  if (always_cheap_[item.node_id]) return true;
   const int64_t estimate = profile_->costs().Estimate(item.node_id);
   return estimate >= 0 && estimate < settings_.inline_threshold_ns;
 }

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cc/executor/team_devices.h"
 #include "cc/profiler/graph_registry.h"
@@ -127,6 +128,11 @@ class GraphiExecutor : public tensorflow::Executor {
   absl::Status RunOnCaller(const Args& args);
 
   tensorflow::ImmutableExecutorState immutable_state_;
+  // always_cheap_[node_id]: a constant, a NoOp, or a kernel that calls itself
+  // inexpensive. Read for every ready node, so a dense array (as the stock
+  // executor's KernelStats keeps): a byte in one cache line instead of a load
+  // through the NodeItem to the kernel and its vtable. Set by Initialize().
+  std::vector<uint8_t> always_cheap_;
   std::shared_ptr<GraphProfile> profile_;
   ExecutorSettings settings_;            // set by the constructor only
   const absl::Status settings_status_;  // the error Initialize() returns

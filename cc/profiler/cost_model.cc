@@ -31,6 +31,18 @@ std::vector<int64_t> CostModel::Estimates() const {
   return out;
 }
 
+int64_t CostModel::MeanEstimate() const {
+  int64_t sum = 0;
+  int64_t known = 0;
+  for (size_t i = 0; i < successors_.size(); ++i) {
+    const int64_t e = Estimate(static_cast<int>(i));
+    if (e < 0) continue;
+    sum += e;
+    ++known;
+  }
+  return known == 0 ? kUnknown : sum / known;
+}
+
 bool CostModel::SetEstimates(const std::vector<int64_t>& estimates_ns) {
   if (estimates_ns.size() != successors_.size()) return false;
   for (size_t i = 0; i < estimates_ns.size(); ++i) {

@@ -59,6 +59,8 @@ class CostModel final : public ExecutionObserver {
     return estimates_[node_id].load(std::memory_order_relaxed);
   }
   std::vector<int64_t> Estimates() const;
+  // The mean estimate over the nodes that have one (ns); kUnknown if none.
+  int64_t MeanEstimate() const;
   // Replaces the estimates (e.g. from the cache). Returns false, changing
   // nothing, if the size does not match the graph.
   bool SetEstimates(const std::vector<int64_t>& estimates_ns);

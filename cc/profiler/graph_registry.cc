@@ -1,5 +1,7 @@
 #include "cc/profiler/graph_registry.h"
 
+#include "cc/util/clock.h"
+
 namespace graphi {
 
 GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_names,
@@ -9,6 +11,15 @@ GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_
       node_names_(std::move(node_names)),
       node_types_(std::move(node_types)),
       costs_(std::move(successors)) {}
+
+bool GraphProfile::TakeTimingTurn() {
+  int64_t step = 0;
+  const bool turn = timing_sampler_.TakeTurn(&step);
+  if (step == timing_sampler_.timed_warmup_steps()) {
+    timing_sampler_.set_stride(StrideForOpCost(costs_.MeanEstimate(), ClockReadCostNs()));
+  }
+  return turn;
+}
 
 void GraphProfile::StepFinished() {
   const int64_t n = steps_run_.fetch_add(1, std::memory_order_relaxed) + 1;

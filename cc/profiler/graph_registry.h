@@ -56,8 +56,11 @@ class GraphProfile {
   int64_t steps_run() const { return steps_run_.load(std::memory_order_relaxed); }
 
   // Called as a step starts: whether it times its kernels for the cost model
-  // (step_timing_sampler.h: every step at first, then one in a stride).
-  bool TakeTimingTurn() { return timing_sampler_.TakeTurn(); }
+  // (step_timing_sampler.h: every step at first, then one in a stride). The
+  // first step after the warm-up sizes the stride from the warm-up's costs.
+  bool TakeTimingTurn();
+  // Steps after the warm-up: one in this many is timed.
+  int64_t timing_stride() const { return timing_sampler_.stride(); }
 
   // Top-level steps in flight: Begin returns whether another one was
   // running and fills *epoch and *in_flight (the steps in flight, this one

@@ -92,5 +92,13 @@ TEST(CostModelTest, SetEstimatesRejectsAnotherGraphsSize) {
   EXPECT_EQ(model.Estimate(1), 4);
 }
 
+TEST(CostModelTest, MeanEstimateAveragesOnlyTheNodesThatRan) {
+  CostModel model({{1}, {2}, {}});
+  EXPECT_EQ(model.MeanEstimate(), CostModel::kUnknown);
+  model.Record(0, 100);
+  model.Record(2, 300);
+  EXPECT_EQ(model.MeanEstimate(), 200);
+}
+
 }  // namespace
 }  // namespace graphi

@@ -40,6 +40,49 @@ TEST(StepTimingSamplerTest, TheDefaultsTimeTheFirstHundredStepsThenOneInEight) {
   EXPECT_EQ(timed, 8);
 }
 
+TEST(StepTimingSamplerTest, TakeTurnReportsHowManyStepsStartedBefore) {
+  StepTimingSampler sampler(/*timed_warmup_steps=*/1, /*stride=*/2);
+  int64_t step = -1;
+  sampler.TakeTurn(&step);
+  EXPECT_EQ(step, 0);
+  sampler.TakeTurn(&step);
+  EXPECT_EQ(step, 1);
+}
+
+TEST(StepTimingSamplerTest, AWidenedStrideTimesOneStepInTheNewStride) {
+  StepTimingSampler sampler(/*timed_warmup_steps=*/0, /*stride=*/2);
+  sampler.set_stride(5);
+  EXPECT_EQ(sampler.stride(), 5);
+  int timed = 0;
+  for (int i = 0; i < 50; ++i) timed += sampler.TakeTurn();
+  EXPECT_EQ(timed, 10);
+}
+
+TEST(StepTimingSamplerTest, AStrideBelowOneCountsAsOne) {
+  StepTimingSampler sampler(/*timed_warmup_steps=*/0, /*stride=*/4);
+  sampler.set_stride(0);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(sampler.TakeTurn());
+}
+
+TEST(StrideForOpCostTest, TinyOpsGetAWideStrideThatKeepsTimingWithinTheBudget) {
+  // 1 us ops, 50 ns reads: 100 ns of reads per timed op, at most 0.2% of
+  // op time on average -> one step in 50.
+  EXPECT_EQ(StrideForOpCost(/*mean_op_ns=*/1000, /*clock_read_ns=*/50), 50);
+}
+
+TEST(StrideForOpCostTest, LargeOpsKeepTheDefaultStride) {
+  EXPECT_EQ(StrideForOpCost(/*mean_op_ns=*/50000, /*clock_read_ns=*/50), kTimedStepStride);
+}
+
+TEST(StrideForOpCostTest, TheStrideIsCappedForOpsNearlyAsCheapAsAClockRead) {
+  EXPECT_EQ(StrideForOpCost(/*mean_op_ns=*/20, /*clock_read_ns=*/50), kMaxTimedStepStride);
+}
+
+TEST(StrideForOpCostTest, AnUnknownCostKeepsTheDefaultStride) {
+  EXPECT_EQ(StrideForOpCost(/*mean_op_ns=*/-1, /*clock_read_ns=*/50), kTimedStepStride);
+  EXPECT_EQ(StrideForOpCost(/*mean_op_ns=*/0, /*clock_read_ns=*/50), kTimedStepStride);
+}
+
 TEST(StepTimingSamplerTest, ConcurrentStepsShareOneCountAndGetTheSameNumberOfTurns) {
   StepTimingSampler sampler(/*timed_warmup_steps=*/0, /*stride=*/4);
   std::atomic<int> timed{0};
