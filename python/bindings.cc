@@ -175,6 +175,8 @@ py::list GraphsToList() {
     d["signature"] = profile->signature();
     d["node_count"] = profile->node_count();
     d["steps_run"] = profile->steps_run();
+    // Steps TensorFlow's own executor ran for GRAPHI (the "stock" setting).
+    d["steps_on_stock_executor"] = profile->stock_executor_steps();
     d["timing_stride"] = profile->timing_stride();
     d["costs_known"] = profile->costs().costs_known();
     if (resolved) {

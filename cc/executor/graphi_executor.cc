@@ -9,6 +9,7 @@
 #include "cc/profiler/graph_signature.h"
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
+#include "absl/container/flat_hash_map.h"
 #include "tensorflow/core/graph/graph.h"
 
 namespace graphi {
@@ -89,12 +90,71 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
       successors[id].push_back(e.dst_id);
     }
   }
+  TF_RETURN_IF_ERROR(BuildStockExecutor(graph));
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
                                            std::move(successors), std::move(types));
   // Likewise when the team setting in the environment is invalid.
   absl::Status status;
   CurrentTeamDevices(&status);
   return status;
+}
+
+absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) {
+  // TensorFlow's ImmutableExecutorState asks create_kernel for each node's
+  // kernel by the node's properties: hand it the kernel ours already holds.
+  const tensorflow::GraphView& view = immutable_state_.graph_view();
+  auto kernels = std::make_shared<
+      absl::flat_hash_map<const tensorflow::NodeProperties*, tensorflow::OpKernel*>>();
+  for (const tensorflow::Node* node : graph.nodes()) {
+    if (node->id() >= view.num_nodes()) continue;
+    const tensorflow::NodeItem* item = view.node(node->id());
+    if (item != nullptr && item->kernel != nullptr) {
+      (*kernels)[node->properties().get()] = item->kernel;
+    }
+  }
+  tensorflow::LocalExecutorParams params = immutable_state_.params();
+  params.create_kernel = [kernels](const std::shared_ptr<const tensorflow::NodeProperties>& props,
+                                   tensorflow::OpKernel** kernel) -> absl::Status {
+    auto it = kernels->find(props.get());
+    if (it == kernels->end()) {
+      return absl::InternalError(absl::StrCat(
+          "GRAPHI executor: building TensorFlow's executor for the \"stock\" setting, node '",
+          props->node_def.name(),
+          "' has no kernel in GRAPHI's executor of the same graph. Please report this; "
+          "GRAPHI_EXECUTORS=<n> avoids the stock setting."));
+    }
+    *kernel = it->second;
+    return absl::OkStatus();
+  };
+  params.delete_kernel = [](tensorflow::OpKernel*) {};  // immutable_state_ owns them
+  tensorflow::Executor* executor = nullptr;
+  TF_RETURN_IF_ERROR(tensorflow::NewLocalExecutor(params, graph, &executor));
+  stock_executor_.reset(executor);
+  kernels->clear();  // only Initialize asks for kernels
+  return absl::OkStatus();
+}
+
+void GraphiExecutor::RunOnStockExecutor(const Args& args, DoneCallback done) {
+  const StepClock clock = BeginStep();
+  const uint64_t order = StepOrderForNewStep();
+  Args stock_args = args;
+  Args::Runner runner = args.runner;
+  if (!runner) runner = [](std::function<void()> fn) { fn(); };
+  stock_args.runner = [runner = std::move(runner), order](std::function<void()> fn) {
+    runner([order, fn = std::move(fn)] {
+      ScopedStepOrder running(order);
+      fn();
+    });
+  };
+  ScopedStepOrder running(order);  // ops the stock executor runs on this thread
+  stock_executor_->RunAsync(stock_args, [this, clock, done = std::move(done)](
+                                            const absl::Status& status) {
+    profile_->CountStockExecutorStep();
+    profile_->StepFinished();
+    EndStep(clock, status.ok());
+    // `done` may destroy this executor: touch nothing after it.
+    done(status);
+  });
 }
 
 StepClock GraphiExecutor::BeginStep() {
@@ -186,11 +246,16 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
   absl::Status status;
   bool stock_pools = false;
   std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status, &stock_pools);
+  if (stock_pools && !profile_->RecordPending()) {
+    RunOnStockExecutor(args, std::move(done));
+    return;
+  }
   if (devices == nullptr && !stock_pools) {
     done(status);
     return;
   }
-  // Null devices: the "stock" setting, TensorFlow's pools.
+  // Null devices: the "stock" setting with a timeline to record, GRAPHI's
+  // step on TensorFlow's pools.
   StartDispatchedStep(args, this, std::move(devices), std::move(done));
 }
 

@@ -16,9 +16,16 @@
 //   * dispatched (the normal case): ready ops go to the process-wide
 //     Scheduler, which hands them to teams; cheap ops run inline on the
 //     thread that made them ready;
-//   * on TensorFlow's pools, when the autotuner visits or adopted the
-//     "stock" setting (runtime.h): dispatched the same way, but to the
-//     runner TensorFlow passed, with the executor's own device;
+//   * on TensorFlow's own executor, when the autotuner visits or adopted
+//     the "stock" setting (runtime.h) or GRAPHI_EXECUTORS=stock: Initialize
+//     also builds the stock executor (tensorflow::NewLocalExecutor) over the
+//     same graph and the same kernels, so "stock" is the stock executor's
+//     speed by construction, not an imitation of it. Kernels are shared, not
+//     created twice: stateful kernels (random generators, queues, readers)
+//     keep one state whichever executor runs a step. GRAPHI still times those
+//     steps for the autotuner. A step that must record its timeline
+//     (graphi_tf.trace) runs GRAPHI's own step on TensorFlow's pools instead
+//     (the runner TensorFlow passed, the executor's own device);
 //   * caller-driven: Run() called from one of our own worker threads (a
 //     kernel running a nested function synchronously) or a step that asks
 //     for run_all_kernels_inline executes its ops on the calling thread, so a
@@ -124,10 +131,20 @@ class GraphiExecutor : public tensorflow::Executor {
 
  private:
   void RunAsyncInternal(const Args& args, DoneCallback done) override;
+  // Builds stock_executor_ over `graph` and immutable_state_'s kernels.
+  absl::Status BuildStockExecutor(const tensorflow::Graph& graph);
+  // Runs a step on stock_executor_, timed for the autotuner like any top-level
+  // step. Its ops run with the step's arrival number on their threads
+  // (step_order.h), so a function they call is not taken for a top-level step.
+  void RunOnStockExecutor(const Args& args, DoneCallback done);
   // Runs a whole step on the calling thread; returns its status.
   absl::Status RunOnCaller(const Args& args);
 
   tensorflow::ImmutableExecutorState immutable_state_;
+  // TensorFlow's executor over the same graph, running immutable_state_'s
+  // kernels (it never deletes them). Declared after immutable_state_, so it
+  // is destroyed first, while the kernels it points to still exist.
+  std::unique_ptr<tensorflow::Executor> stock_executor_;
   // always_cheap_[node_id]: a constant, a NoOp, or a kernel that calls itself
   // inexpensive. Read for every ready node, so a dense array (as the stock
   // executor's KernelStats keeps): a byte in one cache line instead of a load

@@ -54,6 +54,11 @@ class GraphProfile {
   // keep refining, and the O(V+E) refresh stays off most steps.
   void StepFinished();
   int64_t steps_run() const { return steps_run_.load(std::memory_order_relaxed); }
+  // Of those, the steps TensorFlow's own executor ran (the "stock" setting).
+  void CountStockExecutorStep() { stock_executor_steps_.fetch_add(1, std::memory_order_relaxed); }
+  int64_t stock_executor_steps() const {
+    return stock_executor_steps_.load(std::memory_order_relaxed);
+  }
 
   // Called as a step starts: whether it times its kernels for the cost model
   // (step_timing_sampler.h: every step at first, then one in a stride). The
@@ -89,6 +94,13 @@ class GraphProfile {
     const int64_t through = record_through_step_.load(std::memory_order_relaxed);
     return through > 0 && steps_run() < through;
   }
+  // Whether a step starting now would record its timeline (as
+  // TakeRecordRequest, without taking the request).
+  bool RecordPending() const {
+    if (record_next_.load(std::memory_order_relaxed)) return true;
+    const int64_t through = record_through_step_.load(std::memory_order_relaxed);
+    return through > 0 && steps_run() < through;
+  }
   // Keeps a recorded step (numbered with the steps finished so far, so call
   // it after StepFinished()).
   void SetLastTimeline(StepTimeline timeline);
@@ -102,6 +114,7 @@ class GraphProfile {
   CostModel costs_;
   StepTimingSampler timing_sampler_;
   std::atomic<int64_t> steps_run_{0};
+  std::atomic<int64_t> stock_executor_steps_{0};
   std::atomic<bool> record_next_{false};
   std::atomic<int64_t> record_through_step_{0};
   std::atomic<int> top_level_in_flight_{0};

@@ -1,7 +1,7 @@
-"""GRAPHI on TensorFlow's own pools (the "stock" setting) gives the stock executor's
-results: the session, function, runtime-feature, fault and fuzz-seed conformance suites,
-run again in a pytest subprocess with GRAPHI_TEST_EXECUTORS=stock (tests/conftest.py), so
-that every GRAPHI step no test configures runs on TensorFlow's pools.
+"""GRAPHI on the "stock" setting (TensorFlow's own executor over GRAPHI's kernels) gives
+the stock executor's results: the session, function, runtime-feature, fault and fuzz-seed
+conformance suites, run again in a pytest subprocess with GRAPHI_TEST_EXECUTORS=stock
+(tests/conftest.py), so that every GRAPHI step no test configures runs there.
 
 The autotuner picks this setting for graphs whose team layouts do not beat it, so it must
 conform as the teams do.
@@ -29,17 +29,36 @@ def test_the_conformance_suites_pass_on_tensorflows_pools():
     assert " passed" in summary and "failed" not in summary, summary
 
 
-def test_graphi_executors_stock_puts_steps_on_tensorflows_pools():
+def test_graphi_executors_stock_runs_every_step_on_tensorflows_executor():
     code = (
         "import tensorflow as tf, graphi_tf\n"
         "g = tf.Graph()\n"
         "with g.as_default(): c = tf.matmul(tf.ones([8, 8]), tf.ones([8, 8]))\n"
-        "with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s: v = s.run(c)\n"
+        "with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:\n"
+        "    v = [s.run(c) for _ in range(3)][-1]\n"
         "i = graphi_tf.info()\n"
-        "print(float(v[0, 0]), i['stock_pools'], [x['stock_pools'] for x in i['graphs']])\n"
+        "print(float(v[0, 0]), i['stock_pools'], [x['stock_pools'] for x in i['graphs']],\n"
+        "      [[x['steps_run'], x['steps_on_stock_executor']] for x in i['graphs']])\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
     env.update(GRAPHI_EXECUTORS="stock", TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["8.0", "True", "[True]"], done.stdout
+    assert done.stdout.split() == ["8.0", "True", "[True]", "[[3,", "3]]"], done.stdout
+
+
+def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
+    code = (
+        "import tensorflow as tf, graphi_tf\n"
+        "graphi_tf.configure(executors=1, threads_per_executor=1)\n"
+        "g = tf.Graph()\n"
+        "with g.as_default(): c = tf.matmul(tf.ones([8, 8]), tf.ones([8, 8]))\n"
+        "with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:\n"
+        "    v = [s.run(c) for _ in range(3)][-1]\n"
+        "print([[x['steps_run'], x['steps_on_stock_executor']] for x in graphi_tf.info()['graphs']])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[[3,", "0]]"], done.stdout
