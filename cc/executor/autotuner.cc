@@ -61,8 +61,14 @@ void Autotuner::OnStep(const StepSample& s) {
   }
   if (!s.ok) return;  // a failed step says nothing about speed
   ++track.ok_steps;
+  if (track.first_start_ns < 0) track.first_start_ns = s.start_ns;
   track.saw_concurrency |= s.concurrent;
   track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
+  track.overlapping_run = s.concurrent ? track.overlapping_run + 1 : 0;
+  if (!exploring && DueForReexplorationLocked(&track, s)) {
+    MaybeStartLocked(s.signature, &track, s);
+    return;
+  }
   if (track.status.state != AutotuneState::kWaiting) return;
   if (track.ok_steps <= options_.settle_steps) track.settle_ns.push_back(s.end_ns - s.start_ns);
   if (exploring) {
@@ -86,20 +92,34 @@ bool Autotuner::LargerGraphSettledLocked(int node_count) const {
   return false;
 }
 
-bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s) {
+bool Autotuner::DueForReexplorationLocked(Track* track, const StepSample& s) {
+  if (track->reexplored || track->overlapping_run < options_.reexplore_overlap_steps) return false;
+  const AutotuneStatus& st = track->status;
+  const bool decided_alone = (st.state == AutotuneState::kAdopted ||
+                              st.state == AutotuneState::kKeptDefault) &&
+                             st.load_clients == 0;
+  const bool from_cache = st.state == AutotuneState::kSkipped && s.has_adoption && !s.adoption_tuned;
+  if (!decided_alone && !from_cache) return false;
+  track->reexplored = true;
+  track->status = AutotuneStatus();
+  return true;
+}
+
+bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, bool reexploring) {
   AutotuneStatus& st = track->status;
   auto skip = [&st](const char* reason) {
     st.state = AutotuneState::kSkipped;
     st.reason = reason;
     return false;
   };
-  if (s.has_adoption) return skip("started from a cached or tuned setting");
+  if (s.has_adoption && !reexploring) return skip("started from a cached or tuned setting");
   if (options_.candidates.size() < 2) return skip("only one layout fits this machine");
   if (track->ok_steps < options_.settle_steps) return false;
   if (control_->ExplicitLayout()) {
     st.reason = "an explicit setting (configure() or the environment) is in force";
     return false;  // stays waiting: explored if the explicit setting goes away
   }
+  if (s.end_ns - track->first_start_ns < options_.settle_min_ns) return false;
   if (LargerGraphSettledLocked(track->node_count)) {
     return skip("not the main graph: a larger graph was tuned");
   }
@@ -148,7 +168,7 @@ void Autotuner::PlanVisits(Track* track) const {
 
 void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
                                  const StepSample& s) {
-  if (!DueForExplorationLocked(track, s)) return;
+  if (!DueForExplorationLocked(track, s, /*reexploring=*/track->reexplored)) return;
   PlanVisits(track);
   AutotuneStatus& st = track->status;
   st.state = AutotuneState::kExploring;
@@ -191,11 +211,14 @@ void Autotuner::RecordLocked(Track* track, const StepSample& s) {
     RecordUnderLoadLocked(track, s);
     return;
   }
-  const int64_t duration = s.end_ns - s.start_ns;
-  if (st.current != options_.default_setting) st.cost_ns += duration - st.reference_step_ns;
+  // The time since the visit's previous step ended: this step and what the
+  // caller did before it (see the header).
+  const int64_t since_previous = s.end_ns - std::min(visit_mark_ns_, s.start_ns);
+  visit_mark_ns_ = s.end_ns;
+  if (st.current != options_.default_setting) st.cost_ns += since_previous - st.reference_step_ns;
   ++visit_steps_;
   if (visit_steps_ <= st.discard_per_visit) return;
-  visit_timed_ns_.push_back(static_cast<double>(duration));
+  visit_timed_ns_.push_back(static_cast<double>(since_previous));
   if (static_cast<int>(visit_timed_ns_.size()) >= st.timed_per_visit) FinishVisitLocked(track);
 }
 

@@ -2,7 +2,8 @@
 // online, during its first steps, by the rule of tuning_decision.h.
 //
 // A graph with no cached or tuned setting that has finished `settle_steps`
-// steps, and is the largest graph the process has run so far, is explored:
+// steps over at least `settle_min_ns`, and is the largest graph the process has
+// run so far, is explored:
 // its next steps run under each candidate layout in turn, in interleaved
 // rounds whose order rotates every round. Each visit of a setting discards
 // its first step (fresh teams, cold caches) and times the next few; the
@@ -11,6 +12,16 @@
 // rounds are done, DecideSetting picks the layout — a non-default one only if
 // it beat the default by more than its spread — and the LayoutControl adopts
 // it (the caller then caches it, so a later process starts tuned).
+//
+// One step at a time, a visit's figures are the times between the
+// completions of its steps (from the end of the previous step to the end of
+// this one), not the steps' own durations: that time includes what the
+// caller does between steps (a Python loop, a serving request's argument
+// and result handling), and a layout can slow the caller down — threads
+// spinning on the cores it needs — while its steps take no longer. LSTM
+// serving at 1 client on 2 cores: the same in-executor step time on every
+// layout, but one inter-op thread served 1.26x the requests of TensorFlow's
+// default pools.
 //
 // Visit sizes follow the step time seen while settling, so a small model
 // spends a few seconds at most: about `visit_target_ns` of timed steps per
@@ -29,7 +40,12 @@
 // says how many steps were in flight.
 //
 // A graph explored one step at a time whose steps start to overlap is
-// explored again, under load, from its next step.
+// explored again, under load, from its next step. So is, once, a graph
+// that was decided one step at a time (in this process, or by the cached
+// setting it started from) when `reexplore_overlap_steps` of its steps in a
+// row overlap: a layout that wins for one request at a time can lose under
+// many (one team serving every request). A setting from graphi_tf.tune is
+// the user's choice and is not explored again.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
 // later process tries again) when an explicit setting
@@ -78,9 +94,17 @@ struct AutotuneOptions {
   std::vector<LayoutSetting> candidates;  // must include default_setting
   LayoutSetting default_setting{1, 1};
   int settle_steps = 3;
+  // ... and at least this long since its first step began: a process's first
+  // fraction of a second (allocator pools, caches, the OS's placement of new
+  // threads) is not what it runs like later. LSTM serving, 1.5 ms steps:
+  // explored from step 3, every layout looked the same; from 0.5 s on, the
+  // layout that served 1.2x the requests later won.
+  int64_t settle_min_ns = 500 * 1000 * 1000;
   int64_t visit_target_ns = 150 * 1000 * 1000;
   int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
-  int max_timed_per_visit = 8;
+  // Visits of small steps: enough of them that one visit's figure is not
+  // that of a few milliseconds (about visit_target_ns up to here).
+  int max_timed_per_visit = 64;
   // Steps at least this long are not discarded after a switch: the fresh
   // teams' start-up is small next to them.
   int64_t discard_below_ns = 100 * 1000 * 1000;
@@ -88,6 +112,9 @@ struct AutotuneOptions {
   int64_t long_step_ns = 1000 * 1000 * 1000;
   int rounds_short = 5;
   int rounds_long = 3;
+  // A graph decided one step at a time is explored again under load once
+  // this many of its steps in a row overlapped another.
+  int reexplore_overlap_steps = 16;
   // Monotonic clock (ns); tests inject a fake one.
   std::function<int64_t()> clock;
 };
@@ -97,6 +124,7 @@ struct StepSample {
   std::string signature;
   int node_count = 0;
   bool has_adoption = false;  // a cached or tuned setting exists for it
+  bool adoption_tuned = false;  // that setting came from graphi_tf.tune
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool ok = true;             // the step succeeded
@@ -169,9 +197,12 @@ class Autotuner {
   struct Track {
     int node_count = 0;
     int ok_steps = 0;
+    int64_t first_start_ns = -1;  // of its first finished step
     std::vector<int64_t> settle_ns;
     bool saw_concurrency = false;
     int max_in_flight = 1;
+    int overlapping_run = 0;  // steps in a row that overlapped another
+    bool reexplored = false;  // explored again under load (at most once)
     AutotuneStatus status;
   };
 
@@ -179,8 +210,13 @@ class Autotuner {
   // explicit or cached), else notes why not in its status.
   void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a graph decided one step at a time (here or by its cached
+  // setting) should now be explored again under load; if so, resets its
+  // status for that.
+  bool DueForReexplorationLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `track` may be explored now; if not, its status says why.
-  bool DueForExplorationLocked(Track* track, const StepSample& s)
+  bool DueForExplorationLocked(Track* track, const StepSample& s, bool reexploring)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sizes the visits from the settling steps and orders the settings.
   void PlanVisits(Track* track) const;
@@ -211,7 +247,9 @@ class Autotuner {
   std::vector<LayoutSetting> round_order_ GRAPHI_GUARDED_BY(mu_);
   size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
   int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
-  // Under load: the end of the visit's last discarded completion.
+  // Under load: the end of the visit's last discarded completion. One step
+  // at a time: the end of the visit's previous step (at first, the visit's
+  // start).
   int64_t visit_mark_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);

@@ -177,7 +177,7 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   sample.in_flight = clock.in_flight;
   sample.signature = profile_->signature();
   sample.node_count = profile_->node_count();
-  sample.has_adoption = profile_->has_adoption();
+  profile_->AdoptionFlags(&sample.has_adoption, &sample.adoption_tuned);
   sample.ok = ok;
   ProcessAutotuner().OnStep(sample);
 }

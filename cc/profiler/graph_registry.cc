@@ -53,6 +53,12 @@ bool GraphProfile::EndTopLevelStep(uint64_t epoch) {
   return overlap_epoch_.load(std::memory_order_acquire) != epoch;
 }
 
+void GraphProfile::AdoptionFlags(bool* has, bool* tuned) const {
+  MutexLock l(&mu_);
+  *has = has_adoption_;
+  *tuned = has_adoption_ && adoption_.source == "tuned";
+}
+
 bool GraphProfile::has_adoption() const {
   MutexLock l(&mu_);
   return has_adoption_;

@@ -80,6 +80,9 @@ class GraphProfile {
   // The adoption in force for this graph, if any.
   bool adoption(Adoption* out) const;
   bool has_adoption() const;
+  // has_adoption(), and whether that adoption came from graphi_tf.tune
+  // (source "tuned"), under one lock.
+  void AdoptionFlags(bool* has, bool* tuned) const;
 
   // Step timelines: arm the next step, then read what it ran.
   void RecordNextStep() { record_next_.store(true); }

@@ -51,6 +51,7 @@ class Harness {
     o.default_setting = FakeControl::kDefault;
     o.candidates = {{1, 1}, {1, 2}, {2, 1}};
     o.clock = [] { return now_ns; };
+    o.settle_min_ns = 0;  // settling by time: its own test
     return o;
   }
 
@@ -61,6 +62,7 @@ class Harness {
       s.signature = sig;
       s.node_count = nodes;
       s.has_adoption = control_.adopted.count(sig) > 0;
+      s.adoption_tuned = s.has_adoption && adoption_tuned;
       s.start_ns = ++now_ns;
       now_ns += static_cast<int64_t>(step_ms(control_.current, step_index_++) * kMs);
       s.end_ns = now_ns;
@@ -78,12 +80,23 @@ class Harness {
       s.signature = "main";
       s.node_count = 100;
       s.has_adoption = control_.adopted.count("main") > 0;
+      s.adoption_tuned = s.has_adoption && adoption_tuned;
       now_ns += per_request;
       s.end_ns = now_ns;
       s.start_ns = now_ns - clients * per_request;
       s.concurrent = true;
       s.in_flight = clients;
       tuner_.OnStep(s);
+    }
+  }
+
+  // Like Run, but the caller spends `gap_ms(layout)` before each step (its
+  // loop, a request's Python side), which a layout can slow down.
+  template <class F, class G>
+  void RunWithCallerTime(int steps, F step_ms, G gap_ms) {
+    for (int i = 0; i < steps; ++i) {
+      now_ns += static_cast<int64_t>(gap_ms(control_.current) * kMs);
+      Run(1, step_ms);
     }
   }
 
@@ -94,6 +107,7 @@ class Harness {
   }
 
   static inline int64_t now_ns = 0;
+  bool adoption_tuned = false;  // the adoption a test sets came from tune()
   FakeControl control_;
   Autotuner tuner_;
   int step_index_ = 0;
@@ -181,6 +195,9 @@ TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
   EXPECT_EQ(small.Status().timed_per_visit, 6);  // 150 ms of 25 ms steps
   EXPECT_EQ(small.Status().discard_per_visit, 1);
   EXPECT_EQ(small.Status().rounds, 5);
+  Harness tiny;  // an LSTM served one request at a time
+  tiny.Run(3, [](const LayoutSetting&, int) { return 1.5; });
+  EXPECT_EQ(tiny.Status().timed_per_visit, 64);  // 150 ms would be 100 steps
   Harness medium;
   medium.Run(3, [](const LayoutSetting&, int) { return 150.0; });
   EXPECT_EQ(medium.Status().timed_per_visit, 2);  // never judged on one step
@@ -267,6 +284,101 @@ TEST(AutotunerTest, StepsThatBeginToOverlapRestartExplorationUnderLoad) {
   EXPECT_GE(st.load_clients, 2);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_EQ(st.chosen, (LayoutSetting{1, 1}));
+}
+
+TEST(AutotunerTest, AGraphOfSmallStepsIsExploredOnlyAfterItsFirstHalfSecond) {
+  AutotuneOptions options = Harness::Options();
+  options.settle_min_ns = 500 * kMs;
+  FakeControl control;
+  Autotuner tuner(options, &control);
+  AutotuneStatus st;
+  for (int i = 0; i < 600; ++i) {  // 1 ms steps
+    StepSample s;
+    s.signature = "main";
+    s.node_count = 100;
+    s.start_ns = ++Harness::now_ns;
+    s.end_ns = (Harness::now_ns += kMs);
+    tuner.OnStep(s);
+    ASSERT_TRUE(tuner.Status("main", &st));
+    if (i < 490) ASSERT_EQ(st.state, AutotuneState::kWaiting) << "step " << i;
+  }
+  EXPECT_EQ(st.state, AutotuneState::kExploring);
+}
+
+TEST(AutotunerTest, OneStepAtATimeALayoutThatSlowsTheCallerDownLoses) {
+  Harness h;
+  // Every layout's steps take 25 ms, but on the default the caller's own
+  // 10 ms between steps take 20 (threads spinning on its core).
+  h.RunWithCallerTime(
+      400, [](const LayoutSetting&, int) { return 25.0; },
+      [](const LayoutSetting& l) { return l == FakeControl::kDefault ? 20.0 : 10.0; });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_NE(st.chosen, FakeControl::kDefault);
+  for (const auto& round : st.round_medians_ns) {
+    for (const auto& [setting, ns] : round) EXPECT_GE(ns, 35.0 * kMs) << SettingLabel(setting);
+  }
+}
+
+// 1x2 wins one step at a time (Fixed), but is the slowest under load.
+double UnderLoadOneByTwoIsSlow(const LayoutSetting& l) {
+  return l == LayoutSetting{1, 2} ? 5.0 : 2.5;
+}
+
+TEST(AutotunerTest, AGraphDecidedOneStepAtATimeIsExploredAgainWhenItsStepsKeepOverlapping) {
+  Harness h;
+  h.Run(400, Fixed);
+  ASSERT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_clients, 4);
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+  EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // both are cached, the later last
+}
+
+TEST(AutotunerTest, AGraphIsExploredAgainUnderLoadOnlyOnce) {
+  Harness h;
+  h.Run(400, Fixed);
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  const size_t visits = h.control_.visits.size();
+  h.Run(50, Fixed);
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  EXPECT_EQ(h.control_.visits.size(), visits);
+}
+
+TEST(AutotunerTest, AFewOverlappingStepsDoNotStartAnotherExploration) {
+  Harness h;
+  h.Run(400, Fixed);
+  const size_t visits = h.control_.visits.size();
+  for (int i = 0; i < 20; ++i) {
+    h.RunUnderLoad(10, 2, UnderLoadOneByTwoIsSlow);  // an occasional burst of overlap
+    h.Run(5, Fixed);
+  }
+  EXPECT_EQ(h.control_.visits.size(), visits);
+  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+}
+
+TEST(AutotunerTest, AGraphStartedFromACachedSettingIsExploredWhenItsStepsKeepOverlapping) {
+  Harness h;
+  h.control_.adopted["main"] = {1, 2};  // cached, decided one step at a time
+  h.Run(100, Fixed);
+  ASSERT_EQ(h.Status().state, AutotuneState::kSkipped);
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_clients, 4);
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+}
+
+TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainUnderLoad) {
+  Harness h;
+  h.control_.adopted["main"] = {1, 2};
+  h.adoption_tuned = true;
+  h.Run(100, Fixed);
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
 }
 
 TEST(AutotunerTest, UnderLoadAdoptsTheLayoutWithTheHighestThroughput) {

@@ -23,7 +23,8 @@ SCRIPT = textwrap.dedent("""
     import tensorflow as tf
     import graphi_tf
 
-    steps = int(sys.argv[1])
+    until_decided = sys.argv[1].endswith("+")  # "N+": N steps, then on until decided
+    steps = int(sys.argv[1].rstrip("+"))
     mode = sys.argv[2] if len(sys.argv) > 2 else ""
     if mode == "configure_off":
         graphi_tf.configure(autotune=False)
@@ -45,6 +46,17 @@ SCRIPT = textwrap.dedent("""
     sess = tf.compat.v1.Session(graph=graph, config=graphi_tf.session_config())
     sess.run(init)
     results = [sess.run(total) for _ in range(steps)]
+    if until_decided:
+        # Exploration begins once the graph has run for half a second; go on until the
+        # autotuner has decided (or at most a minute of steps).
+        def state():
+            graphs = graphi_tf.info()["graphs"]
+            main = max(graphs, key=lambda g: g["node_count"])
+            return (main["autotune"] or {}).get("state")
+        import time
+        deadline = time.monotonic() + 60
+        while state() in ("waiting", "exploring", None) and time.monotonic() < deadline:
+            results.extend(sess.run(total) for _ in range(20))
     same = all(np.array_equal(results[0], r) for r in results)
     info = graphi_tf.info()
     main = max(info["graphs"], key=lambda g: g["node_count"])
@@ -77,7 +89,7 @@ def run(tmp_path, steps, mode="", **env_extra):
 
 
 def test_an_untuned_graph_is_explored_then_adopted_and_cached(tmp_path):
-    out, _ = run(tmp_path, 400)
+    out, _ = run(tmp_path, "400+")
     tune = out["main"]["autotune"]
     assert tune["state"] in ("adopted", "kept_default"), tune
     assert out["main"]["source"] == "autotuned"
@@ -91,7 +103,7 @@ def test_exploration_builds_one_team_set_per_layout_and_settles_on_it(tmp_path):
     # Later rounds revisit a layout on the threads of its first visit, and the layout
     # chosen keeps running on them: kept_default means the teams the graph started on
     # (generation 1), not a new set with cold thread-local caches.
-    out, _ = run(tmp_path, 400)
+    out, _ = run(tmp_path, "400+")
     tune = out["main"]["autotune"]
     assert tune["state"] in ("adopted", "kept_default"), tune
     assert tune["visits_done"] > len(out["candidates"]), tune
@@ -101,7 +113,7 @@ def test_exploration_builds_one_team_set_per_layout_and_settles_on_it(tmp_path):
 
 
 def test_a_later_process_starts_from_the_cached_decision(tmp_path):
-    first, _ = run(tmp_path, 400)
+    first, _ = run(tmp_path, "400+")
     assert first["main"]["autotune"]["state"] in ("adopted", "kept_default")
     second, _ = run(tmp_path, 20)
     assert second["main"]["source"] == "cache"
@@ -111,7 +123,7 @@ def test_a_later_process_starts_from_the_cached_decision(tmp_path):
 
 
 def test_every_layout_is_judged_against_tensorflows_own_pools(tmp_path):
-    out, _ = run(tmp_path, 400)
+    out, _ = run(tmp_path, "400+")
     tune = out["main"]["autotune"]
     assert tune["state"] in ("adopted", "kept_default"), tune
     assert all("stock" in round_ for round_ in tune["round_medians_ms"]), tune
