@@ -72,7 +72,7 @@ DEFAULT_TRACE_STEPS = 5
 """FULL_TRACE steps of the reference process (``--trace-steps``)."""
 DEFAULT_TIMEOUT_S = 1800.0
 """Seconds before one process is killed (``--timeout``)."""
-DEFAULT_SETTLE_AUTOTUNE = 300
+DEFAULT_SETTLE_AUTOTUNE = 20000  # a bound: it stops as soon as the autotuner decided
 """graphi_auto's most extra untimed steps while online autotuning explores (``--settle-autotune``)."""
 REFERENCE_MAX_WARMUP = 20
 """The reference process warms up ``min(--warmup, this)`` steps: it only has to reach steady

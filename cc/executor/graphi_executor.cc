@@ -102,20 +102,22 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
 absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) {
   // TensorFlow's ImmutableExecutorState asks create_kernel for each node's
   // kernel by the node's properties: hand it the kernel ours already holds.
+  // Keyed by the NodeDef the properties hold (Node::def(), compiled in
+  // TensorFlow), not by Node::properties(): that accessor is inline, and
+  // reads the wrong field when this file is compiled without NDEBUG, which
+  // changes the layout of Node's EdgeSets (edgeset.h) against the library's.
   const tensorflow::GraphView& view = immutable_state_.graph_view();
   auto kernels = std::make_shared<
-      absl::flat_hash_map<const tensorflow::NodeProperties*, tensorflow::OpKernel*>>();
+      absl::flat_hash_map<const tensorflow::NodeDef*, tensorflow::OpKernel*>>();
   for (const tensorflow::Node* node : graph.nodes()) {
     if (node->id() >= view.num_nodes()) continue;
     const tensorflow::NodeItem* item = view.node(node->id());
-    if (item != nullptr && item->kernel != nullptr) {
-      (*kernels)[node->properties().get()] = item->kernel;
-    }
+    if (item != nullptr && item->kernel != nullptr) (*kernels)[&node->def()] = item->kernel;
   }
   tensorflow::LocalExecutorParams params = immutable_state_.params();
   params.create_kernel = [kernels](const std::shared_ptr<const tensorflow::NodeProperties>& props,
                                    tensorflow::OpKernel** kernel) -> absl::Status {
-    auto it = kernels->find(props.get());
+    auto it = kernels->find(&props->node_def);
     if (it == kernels->end()) {
       return absl::InternalError(absl::StrCat(
           "GRAPHI executor: building TensorFlow's executor for the \"stock\" setting, node '",
