@@ -312,7 +312,7 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
     timed = _time_steps(step, args)
     result.update(step_times_ms=timed.times, ok=True)
     if args.role == "arm" and args.clients:
-        result["clients"] = [serving.serve(step, n, args.duration) for n in args.clients]
+        result["clients"] = [_serve_settled(step, n, args, timed.built) for n in args.clients]
     if args.role == "reference":
         result.update(_traced_steps(step, args.trace_steps),
                       untraced_step_ms=stepstats.median(timed.times) if timed.times else None)
@@ -321,6 +321,32 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
     else:
         _check_stock_arm(tf, args, result)
     return result
+
+
+# Every arm's clients phase starts after this much of the same load, untimed (thread pools
+# and caches warmed under concurrency); a GRAPHI arm whose autotuner explores under that
+# load (it explores again once steps keep overlapping) goes on, up to SERVE_SETTLE_MAX_S,
+# until it has decided, so the phase shows what it settled on (as --settle-autotune does
+# one step at a time); the time is reported in the phase's "warmup".
+SERVE_WARMUP_S = 1.0
+SERVE_SETTLE_MAX_S = 30.0
+
+
+def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespace,
+                   built: Dict[str, int]) -> Dict[str, Any]:
+    graphi = args.executor == "GRAPHI" and args.settle_autotune > 0
+    began = time.perf_counter()
+    warmups = 0
+    while True:
+        serving.serve(step, clients, SERVE_WARMUP_S)
+        warmups += 1
+        state = (_graphi_setting(built).get("autotune") or {}).get("state") if graphi else None
+        if state != "exploring" or time.perf_counter() - began >= SERVE_SETTLE_MAX_S:
+            break
+    warmup_s = time.perf_counter() - began
+    phase = serving.serve(step, clients, args.duration)
+    phase["warmup"] = {"seconds": warmup_s, "phases": warmups, "autotune_state": state}
+    return phase
 
 
 def _role_case(args: argparse.Namespace, result: Dict[str, Any]) -> cli_common.Case:
