@@ -17,11 +17,11 @@
 // completions of its steps (from the end of the previous step to the end of
 // this one), not the steps' own durations: that time includes what the
 // caller does between steps (a Python loop, a serving request's argument
-// and result handling), and a layout can slow the caller down — threads
-// spinning on the cores it needs — while its steps take no longer. LSTM
-// serving at 1 client on 2 cores: the same in-executor step time on every
-// layout, but one inter-op thread served 1.26x the requests of TensorFlow's
-// default pools.
+// and result handling), and a layout can slow the caller down while its
+// steps take no longer. LSTM serving at 1 client on 2 cores: the same
+// in-executor step time on every layout, but one inter-op thread served
+// 1.26x the requests of TensorFlow's default pools. (Why is not known: idle
+// GRAPHI threads were measured to use no CPU, so it is not their spinning.)
 //
 // Visit sizes follow the step time seen while settling, so a small model
 // spends a few seconds at most: about `visit_target_ns` of timed steps per
@@ -96,9 +96,10 @@ struct AutotuneOptions {
   int settle_steps = 3;
   // ... and at least this long since its first step began: a process's first
   // fraction of a second (allocator pools, caches, the OS's placement of new
-  // threads) is not what it runs like later. LSTM serving, 1.5 ms steps:
-  // explored from step 3, every layout looked the same; from 0.5 s on, the
-  // layout that served 1.2x the requests later won.
+  // threads) is not what it runs like later. LSTM serving, 1.5 ms steps, one
+  // process per setting tried: explored from step 3, every layout looked the
+  // same; from 0.5 s on (with longer visits), the layout that served 1.2x
+  // the requests later won.
   int64_t settle_min_ns = 500 * 1000 * 1000;
   int64_t visit_target_ns = 150 * 1000 * 1000;
   int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
