@@ -40,6 +40,7 @@ NATIVE_SOURCES = [
     "cc/profiler/cost_model.cc",
     "cc/profiler/graph_registry.cc",
     "cc/profiler/graph_signature.cc",
+    "cc/profiler/load_class.cc",
     "cc/profiler/tuning_decision.cc",
     "python/bindings.cc",
 ]

@@ -96,6 +96,7 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         tf_version=info.get("tf_version"),
         graphi_tf_version=info.get("version"),
         evidence=evidence,
+        load_class=str(decision.get("load_class", _cache.LOAD_ALONE)),
     )
 
 

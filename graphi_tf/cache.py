@@ -163,16 +163,40 @@ def _canonical_fingerprint(fingerprint: Mapping[str, Any]) -> dict:
         ) from e
 
 
-def entry_key(signature: str, tf_version: str, graphi_version: str, fingerprint: Mapping[str, Any]) -> str:
+# The load classes a setting is tuned for (cc/profiler/load_class.h): one step at a
+# time, or steps overlapping (concurrent requests).
+LOAD_ALONE = "alone"
+LOAD_UNDER_LOAD = "under_load"
+LOAD_CLASSES = (LOAD_ALONE, LOAD_UNDER_LOAD)
+
+
+def entry_key(
+    signature: str,
+    tf_version: str,
+    graphi_version: str,
+    fingerprint: Mapping[str, Any],
+    load_class: str = LOAD_ALONE,
+) -> str:
     """The cache key: the first 32 hex digits of the SHA-256 of a canonical JSON of
-    (graph signature, TensorFlow version, graphi_tf version, machine fingerprint)."""
+    (graph signature, TensorFlow version, graphi_tf version, machine fingerprint, load
+    class). The load class is left out for ``"alone"``, so entries written before load
+    classes keep their keys (they were all timed one step at a time or are read as such).
+
+    Raises:
+      ValueError: ``load_class`` is not one of ``LOAD_CLASSES``.
+    """
+    identity = {
+        "signature": str(signature),
+        "tf_version": str(tf_version),
+        "graphi_tf_version": str(graphi_version),
+        "machine": _canonical_fingerprint(fingerprint),
+    }
+    if load_class not in LOAD_CLASSES:
+        raise ValueError(f"load_class={load_class!r} is invalid; allowed: {', '.join(LOAD_CLASSES)}")
+    if load_class != LOAD_ALONE:
+        identity["load_class"] = load_class
     canonical = json.dumps(
-        {
-            "signature": str(signature),
-            "tf_version": str(tf_version),
-            "graphi_tf_version": str(graphi_version),
-            "machine": _canonical_fingerprint(fingerprint),
-        },
+        identity,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=True,
@@ -185,10 +209,11 @@ def entry_key(signature: str, tf_version: str, graphi_version: str, fingerprint:
 
 @dataclasses.dataclass
 class CacheEntry:
-    """One graph's tuned setting and node costs on one machine.
+    """One graph's tuned setting and node costs on one machine, for one load class.
 
     Fields:
-      key: ``entry_key(signature, tf_version, graphi_tf_version, machine)``; the file name.
+      key: ``entry_key(signature, tf_version, graphi_tf_version, machine, load_class)``;
+        the file name.
       schema: ``SCHEMA_VERSION`` of the writer.
       signature: the graph's signature (native ``graphs()``; stable across processes).
       tf_version, graphi_tf_version: versions of the writer.
@@ -208,6 +233,10 @@ class CacheEntry:
         chosen setting, reason, per-setting round medians, ratios, ratio median and
         spread, eliminated_after_round; shape in ``build``), or None (entries written
         before the decision rule, or by writers without one). Optional in the file.
+      load_class: ``"alone"`` (timed one step at a time: ``tune``, or the autotuner
+        without overlapping steps) or ``"under_load"`` (the autotuner under concurrent
+        steps; figures are then ms per request). A graph has one entry per class, and
+        follows the one of the class it is in. Optional in the file (``"alone"``).
     """
 
     key: str
@@ -225,6 +254,7 @@ class CacheEntry:
     created_unix: float
     note: str = ""
     evidence: Optional[dict] = None
+    load_class: str = LOAD_ALONE
 
     @classmethod
     def build(
@@ -245,6 +275,7 @@ class CacheEntry:
         graphi_tf_version: Optional[str] = None,
         created_unix: Optional[float] = None,
         evidence: Optional[Mapping[str, Any]] = None,
+        load_class: str = LOAD_ALONE,
     ) -> "CacheEntry":
         """A new entry for this process's versions (unless given), with its key computed.
 
@@ -264,7 +295,8 @@ class CacheEntry:
 
         Raises:
           ValueError: ``evidence`` does not have that shape, or its ``chosen`` is not
-            ``executors`` x ``threads_per_executor`` (the message says which field).
+            ``executors`` x ``threads_per_executor`` (the message says which field), or
+            ``load_class`` is not one of ``LOAD_CLASSES``.
         """
         if evidence is not None:
             evidence = json.loads(json.dumps(dict(evidence)))  # a plain, JSON-able copy
@@ -273,7 +305,7 @@ class CacheEntry:
         graphi_tf_version = graphi_tf_version if graphi_tf_version is not None else _current_graphi_version()
         machine = _canonical_fingerprint(machine)
         return cls(
-            key=entry_key(signature, tf_version, graphi_tf_version, machine),
+            key=entry_key(signature, tf_version, graphi_tf_version, machine, load_class),
             schema=SCHEMA_VERSION,
             signature=str(signature),
             tf_version=tf_version,
@@ -292,6 +324,7 @@ class CacheEntry:
             created_unix=float(time.time() if created_unix is None else created_unix),
             note=str(note),
             evidence=evidence,
+            load_class=load_class,
         )
 
     def decision(self) -> Optional["_decision.Decision"]:
@@ -356,7 +389,12 @@ class CacheEntry:
         evidence = data.get("evidence")
         if evidence is not None:
             _check_evidence(evidence, setting["executors"], setting["threads_per_executor"])
-        expected_key = entry_key(data["signature"], data["tf_version"], data["graphi_tf_version"], machine)
+        load_class = data.get("load_class", LOAD_ALONE)
+        if load_class not in LOAD_CLASSES:
+            raise ValueError(f"field 'load_class' is {load_class!r}, not one of {', '.join(LOAD_CLASSES)}")
+        expected_key = entry_key(
+            data["signature"], data["tf_version"], data["graphi_tf_version"], machine, load_class
+        )
         if data["key"] != expected_key:
             raise ValueError(f"key {data['key']!r} does not match its content (expected {expected_key!r})")
         return cls(**{field.name: data[field.name] for field in dataclasses.fields(cls) if field.name in data})
@@ -364,7 +402,7 @@ class CacheEntry:
 
 # Fields an entry file may lack (added after SCHEMA_VERSION 1 was first written; the
 # dataclass default applies).
-_OPTIONAL_FIELDS = ("evidence",)
+_OPTIONAL_FIELDS = ("evidence", "load_class")
 
 
 class _SchemaMismatch(ValueError):
@@ -631,9 +669,9 @@ def apply_cached_entries(native: Any = None, directory: Optional[pathlib.Path] =
     """Hands every matching cache entry to the native runtime; returns how many.
 
     For each entry for this machine and these versions, oldest first, calls
-    ``native.adopt_setting(signature, E, T, policy, "cache", node_costs_ns, node_names)``:
-    executors of that graph, now and later in this process, use the cached setting and
-    costs. Does nothing (returns 0, reads nothing) when ``GRAPHI_TUNE=0``. Never raises for
+    ``native.adopt_setting(signature, E, T, policy, "cache", node_costs_ns, node_names,
+    load_class)``: executors of that graph, now and later in this process, use the cached
+    setting of the load class they are in, and its costs. Does nothing (returns 0, reads nothing) when ``GRAPHI_TUNE=0``. Never raises for
     a bad entry or an unreadable cache: those are reported once and skipped.
 
     Args:
@@ -663,6 +701,7 @@ def apply_cached_entries(native: Any = None, directory: Optional[pathlib.Path] =
                 "cache",
                 list(entry.node_costs_ns),
                 list(entry.node_names),
+                entry.load_class,
             )
         except (ValueError, TypeError, RuntimeError) as e:
             path = entry_path(entry.key, directory)

@@ -135,6 +135,7 @@ def _cache_list(cache: Any, directory: Any, args: argparse.Namespace) -> int:
             "executors": s["executors"],
             "threads_per_executor": s["threads_per_executor"],
             "policy": s["policy"],
+            "load_class": entry.load_class,
             "median_step_ms": entry.median_step_ms,
             "created_unix": entry.created_unix,
             "created": _format_created(entry.created_unix),
@@ -146,8 +147,8 @@ def _cache_list(cache: Any, directory: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"cache: {directory} ({len(rows)} entr{'y' if len(rows) == 1 else 'ies'})")
     if rows:
-        cols = ("key", "signature", "setting", "median", "created", "status")
-        cells = [(r["key"], r["signature"], r["setting"], f"{r['median_step_ms']:.3f} ms",
+        cols = ("key", "signature", "load", "setting", "median", "created", "status")
+        cells = [(r["key"], r["signature"], r["load_class"], r["setting"], f"{r['median_step_ms']:.3f} ms",
                   r["created"], r["status"]) for r in rows]
         widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
         print("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
@@ -179,6 +180,12 @@ def _cache_clear(cache: Any, directory: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+_LOAD_CLASS_TEXT = {
+    "alone": "alone (tuned one step at a time)",
+    "under_load": "under_load (tuned with steps overlapping: concurrent requests)",
+}
+
+
 def _format_entry(entry: Any, path: Any) -> str:
     """``cache show``: the entry's identity, setting and note, then its decision: the
     reason, the evidence table, and each setting's per-round medians with their ratio to
@@ -192,7 +199,9 @@ def _format_entry(entry: Any, path: Any) -> str:
         ("path", str(path)),
         ("signature", entry.signature),
         ("setting", f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip()),
-        ("median", f"{entry.median_step_ms:.3f} ms per step"),
+        ("load", _LOAD_CLASS_TEXT.get(entry.load_class, entry.load_class)),
+        ("median", f"{entry.median_step_ms:.3f} ms per "
+                   f"{'request' if entry.load_class == 'under_load' else 'step'}"),
         ("created", _format_created(entry.created_unix)),
         ("versions", f"TensorFlow {entry.tf_version}, graphi_tf {entry.graphi_tf_version}"),
         ("machine", f"{m['cpu_model']}, {m['usable_cores']} usable cores, {len(tiles)} tiles of "

@@ -86,6 +86,7 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   d["discard_per_visit"] = st.discard_per_visit;
   d["timed_per_visit"] = st.timed_per_visit;
   d["load_clients"] = st.load_clients;
+  d["load_class"] = std::string(graphi::LoadClassName(st.load_class));
   const bool exploring = st.state == graphi::AutotuneState::kExploring;
   const bool decided = st.state == graphi::AutotuneState::kAdopted ||
                        st.state == graphi::AutotuneState::kKeptDefault;
@@ -179,6 +180,8 @@ py::list GraphsToList() {
     d["steps_on_stock_executor"] = profile->stock_executor_steps();
     d["timing_stride"] = profile->timing_stride();
     d["costs_known"] = profile->costs().costs_known();
+    // "alone" or "under_load": whose adopted setting the graph follows now.
+    d["load_class"] = std::string(graphi::LoadClassName(profile->load_class()));
     if (resolved) {
       d["stock_pools"] = stock;
       d["executors"] = layout.executors;
@@ -269,11 +272,14 @@ py::dict LastStepRecord(const std::string& signature) {
 bool AdoptSetting(const std::string& signature, int executors, int threads_per_executor,
                   const std::string& policy, const std::string& source,
                   const std::vector<int64_t>& node_costs_ns,
-                  const std::vector<std::string>& node_names) {
+                  const std::vector<std::string>& node_names, const std::string& load_class) {
   if (source != "cache" && source != "tuned") {
     throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
   }
   graphi::Adoption adoption;
+  if (!graphi::ParseLoadClass(load_class, &adoption.load_class)) {
+    throw py::value_error("load_class='" + load_class + "' is invalid; allowed: alone, under_load");
+  }
   adoption.setting.executors = executors;
   adoption.setting.threads_per_executor = threads_per_executor;
   adoption.setting.policy = policy;
@@ -354,8 +360,9 @@ void DefineTopology(py::module_& m) {
 void DefineTuning(py::module_& m) {
   m.def("adopt_setting", &AdoptSetting, py::arg("signature"), py::arg("executors"),
         py::arg("threads_per_executor"), py::arg("policy"), py::arg("source"),
-        py::arg("node_costs_ns"), py::arg("node_names"),
-        "Records a cached or tuned setting (and costs) for a graph signature.");
+        py::arg("node_costs_ns"), py::arg("node_names"), py::arg("load_class") = "alone",
+        "Records a cached or tuned setting (and costs) for a graph signature and load class "
+        "(alone: one step at a time; under_load: overlapping steps).");
   m.def("clear_adoptions", []() {
     graphi::ProcessAutotuner().Reset();
     graphi::GraphRegistry::Get().ClearAdoptions();

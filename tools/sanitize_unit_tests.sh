@@ -39,6 +39,7 @@ TF_FREE_SOURCES=(
   cc/executor/autotuner.cc
   cc/profiler/adoption.cc
   cc/profiler/cost_model.cc
+  cc/profiler/load_class.cc
   cc/profiler/tuning_decision.cc
 )
 mapfile -t TESTS < <(find tests/cc -name '*_test.cc' ! -name executor_conformance_test.cc | sort)

@@ -48,12 +48,18 @@ void Autotuner::OnStep(const StepSample& s) {
       AbandonLocked("an explicit setting (configure() or the environment) took over");
     } else if (s.concurrent && track.status.load_clients == 0) {
       // Latencies say nothing about a layout once requests overlap: start
-      // over, under load, from the next step.
+      // over, under load, from the next step. The one-at-a-time class was
+      // not decided, so it may be explored when the load goes.
       AbandonLocked("steps began to overlap");
       track.saw_concurrency = true;
       track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
-      track.status = AutotuneStatus();
-      track.status.reason = "steps began to overlap: to be explored again under load";
+      if (!track.explored[static_cast<int>(LoadClass::kUnderLoad)]) {
+        track.explored[static_cast<int>(LoadClass::kAlone)] = false;
+        track.class_pending = true;
+        track.pending_class = LoadClass::kUnderLoad;
+        track.status = AutotuneStatus();
+        track.status.reason = "steps began to overlap: to be explored again under load";
+      }  // else both classes were explored once: the abandoned status stays
     } else if (s.ok) {
       RecordLocked(&track, s);
     }
@@ -64,9 +70,12 @@ void Autotuner::OnStep(const StepSample& s) {
   if (track.first_start_ns < 0) track.first_start_ns = s.start_ns;
   track.saw_concurrency |= s.concurrent;
   track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
-  track.overlapping_run = s.concurrent ? track.overlapping_run + 1 : 0;
-  if (!exploring && DueForReexplorationLocked(&track, s)) {
-    MaybeStartLocked(s.signature, &track, s);
+  track.recent_ns.push_back(s.end_ns - s.start_ns);
+  if (static_cast<int>(track.recent_ns.size()) > std::max(1, options_.settle_steps)) {
+    track.recent_ns.erase(track.recent_ns.begin());
+  }
+  if (!exploring && DueForClassExplorationLocked(&track, s)) {
+    MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
     return;
   }
   if (track.status.state != AutotuneState::kWaiting) return;
@@ -74,14 +83,15 @@ void Autotuner::OnStep(const StepSample& s) {
   if (exploring) {
     // Another graph is being explored; a larger one that has settled takes
     // over (the main graph is the largest that runs).
-    if (track.ok_steps >= options_.settle_steps && !s.has_adoption &&
+    const bool any_adoption = s.adopted[0] || s.adopted[1];
+    if (track.ok_steps >= options_.settle_steps && !any_adoption &&
         s.node_count > tracks_[target_].node_count) {
       AbandonLocked("a larger graph started running");
     } else {
       return;
     }
   }
-  MaybeStartLocked(s.signature, &track, s);
+  MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
 }
 
 bool Autotuner::LargerGraphSettledLocked(int node_count) const {
@@ -92,27 +102,39 @@ bool Autotuner::LargerGraphSettledLocked(int node_count) const {
   return false;
 }
 
-bool Autotuner::DueForReexplorationLocked(Track* track, const StepSample& s) {
-  if (track->reexplored || track->overlapping_run < options_.reexplore_overlap_steps) return false;
+LoadClass Autotuner::ClassToExplore(const Track& track) {
+  if (track.class_pending) return track.pending_class;
+  return track.saw_concurrency ? LoadClass::kUnderLoad : LoadClass::kAlone;
+}
+
+bool Autotuner::DueForClassExplorationLocked(Track* track, const StepSample& s) {
+  const int c = static_cast<int>(s.load_class);
+  if (track->explored[c] || s.adopted[c]) return false;
   const AutotuneStatus& st = track->status;
-  const bool decided_alone = (st.state == AutotuneState::kAdopted ||
-                              st.state == AutotuneState::kKeptDefault) &&
-                             st.load_clients == 0;
-  const bool from_cache = st.state == AutotuneState::kSkipped && s.has_adoption && !s.adoption_tuned;
-  if (!decided_alone && !from_cache) return false;
-  track->reexplored = true;
+  const bool decided =
+      st.state == AutotuneState::kAdopted || st.state == AutotuneState::kKeptDefault;
+  const bool from_adoption = st.state == AutotuneState::kSkipped && track->skipped_for_adoption;
+  if (!decided && !from_adoption) return false;
   track->status = AutotuneStatus();
+  track->class_pending = true;
+  track->pending_class = s.load_class;
+  // Size the visits from the steps of the load it is under now.
+  track->settle_ns = track->recent_ns;
   return true;
 }
 
-bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, bool reexploring) {
+bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, LoadClass load_class) {
   AutotuneStatus& st = track->status;
   auto skip = [&st](const char* reason) {
     st.state = AutotuneState::kSkipped;
     st.reason = reason;
     return false;
   };
-  if (s.has_adoption && !reexploring) return skip("started from a cached or tuned setting");
+  if (s.adopted[static_cast<int>(load_class)]) {
+    track->skipped_for_adoption = true;
+    st.load_class = load_class;
+    return skip("started from a cached or tuned setting");
+  }
   if (options_.candidates.size() < 2) return skip("only one layout fits this machine");
   if (track->ok_steps < options_.settle_steps) return false;
   if (control_->ExplicitLayout()) {
@@ -126,7 +148,7 @@ bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, bool 
   return true;
 }
 
-void Autotuner::PlanVisits(Track* track) const {
+void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   AutotuneStatus& st = track->status;
   // Size the visits from the step time seen while settling (the steps after
   // the first, which includes one-time work).
@@ -134,7 +156,8 @@ void Autotuner::PlanVisits(Track* track) const {
                              track->settle_ns.end());
   const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
   st.reference_step_ns = step_ns;
-  st.load_clients = track->saw_concurrency ? std::max(2, track->max_in_flight) : 0;
+  st.load_class = load_class;
+  st.load_clients = load_class == LoadClass::kUnderLoad ? std::max(2, track->max_in_flight) : 0;
   if (st.load_clients > 0) {
     // A request completes every step_ns / clients or so.
     const int clients = st.load_clients;
@@ -167,9 +190,12 @@ void Autotuner::PlanVisits(Track* track) const {
 }
 
 void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
-                                 const StepSample& s) {
-  if (!DueForExplorationLocked(track, s, /*reexploring=*/track->reexplored)) return;
-  PlanVisits(track);
+                                 const StepSample& s, LoadClass load_class) {
+  if (!DueForExplorationLocked(track, s, load_class)) return;
+  track->explored[static_cast<int>(load_class)] = true;
+  track->class_pending = false;
+  track->skipped_for_adoption = false;
+  PlanVisits(track, load_class);
   AutotuneStatus& st = track->status;
   st.state = AutotuneState::kExploring;
   st.reason = st.load_clients > 0
@@ -301,7 +327,7 @@ void Autotuner::DecideLocked(Track* track) {
   const std::string signature = target_;
   target_.clear();
   control_->StopExploring();
-  control_->Adopt(signature, st.chosen);
+  control_->Adopt(signature, st.chosen, st.load_class);
   decisions_.push_back(AutotuneResult{signature, st});
   decided_cv_.SignalAll();
 }

@@ -39,13 +39,18 @@
 // same. The status's load_clients
 // says how many steps were in flight.
 //
-// A graph explored one step at a time whose steps start to overlap is
-// explored again, under load, from its next step. So is, once, a graph
-// that was decided one step at a time (in this process, or by the cached
-// setting it started from) when `reexplore_overlap_steps` of its steps in a
-// row overlap: a layout that wins for one request at a time can lose under
-// many (one team serving every request). A setting from graphi_tf.tune is
-// the user's choice and is not explored again.
+// Decisions are per load class (load_class.h): one step at a time
+// (kAlone) or under load (kUnderLoad). A layout that wins for one request
+// at a time can lose under many (one team serving every request), and the
+// other way round, so each class has its own setting, adopted and cached
+// for (signature, class); the process follows the setting of the class the
+// graph is in now (StepSample::load_class, which changes after 16 steps in
+// a row of the other kind). A graph explored one step at a time whose steps
+// start to overlap is explored again, under load, from its next step. A
+// graph decided for one class (here, or by a cached or tuned setting) is
+// explored for the other class, once per process, when it enters that class
+// and no setting for it is cached. A setting from graphi_tf.tune is for
+// kAlone and is never explored again for that class.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
 // later process tries again) when an explicit setting
@@ -62,12 +67,14 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
 #define GRAPHI_TF_CC_EXECUTOR_AUTOTUNER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "cc/profiler/load_class.h"
 #include "cc/profiler/tuning_decision.h"
 #include "cc/util/mutex.h"
 #include "cc/util/thread_annotations.h"
@@ -86,8 +93,10 @@ class LayoutControl {
   // Runs later steps on `setting` until StopExploring().
   virtual void Explore(const LayoutSetting& setting) = 0;
   virtual void StopExploring() = 0;
-  // Records `chosen` as graph `signature`'s setting (source "autotuned").
-  virtual void Adopt(const std::string& signature, const LayoutSetting& chosen) = 0;
+  // Records `chosen` as graph `signature`'s setting for `load_class`
+  // (source "autotuned").
+  virtual void Adopt(const std::string& signature, const LayoutSetting& chosen,
+                     LoadClass load_class) = 0;
 };
 
 struct AutotuneOptions {
@@ -113,9 +122,6 @@ struct AutotuneOptions {
   int64_t long_step_ns = 1000 * 1000 * 1000;
   int rounds_short = 5;
   int rounds_long = 3;
-  // A graph decided one step at a time is explored again under load once
-  // this many of its steps in a row overlapped another.
-  int reexplore_overlap_steps = 16;
   // Monotonic clock (ns); tests inject a fake one.
   std::function<int64_t()> clock;
 };
@@ -124,8 +130,10 @@ struct AutotuneOptions {
 struct StepSample {
   std::string signature;
   int node_count = 0;
-  bool has_adoption = false;  // a cached or tuned setting exists for it
-  bool adoption_tuned = false;  // that setting came from graphi_tf.tune
+  // Whether a cached, tuned or autotuned setting exists for each load class.
+  std::array<bool, kLoadClassCount> adopted{};
+  // The graph's load class, this step counted (GraphProfile's tracker).
+  LoadClass load_class = LoadClass::kAlone;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool ok = true;             // the step succeeded
@@ -153,6 +161,8 @@ struct AutotuneStatus {
   // > 0: explored under load, with this many steps in flight at most while
   // settling; figures are then ns per completed request (see above).
   int load_clients = 0;
+  // The class explored (kUnderLoad iff load_clients > 0), and decided for.
+  LoadClass load_class = LoadClass::kAlone;
   LayoutSetting current;  // layout being visited (while exploring)
   LayoutSetting chosen;   // after the decision
   // Time the exploring steps took beyond what the reference (default)
@@ -200,27 +210,40 @@ class Autotuner {
     int ok_steps = 0;
     int64_t first_start_ns = -1;  // of its first finished step
     std::vector<int64_t> settle_ns;
+    // The durations of its last settle_steps steps, oldest first.
+    std::vector<int64_t> recent_ns;
     bool saw_concurrency = false;
     int max_in_flight = 1;
-    int overlapping_run = 0;  // steps in a row that overlapped another
-    bool reexplored = false;  // explored again under load (at most once)
+    // Per load class: explored in this process (started), so not again.
+    std::array<bool, kLoadClassCount> explored{};
+    // Skipped because a setting was adopted for the class it started in;
+    // such a graph (like a decided one) may be explored for the other.
+    bool skipped_for_adoption = false;
+    // The class to explore when it is due, if not the one its settling
+    // steps suggest (see InitialClass).
+    bool class_pending = false;
+    LoadClass pending_class = LoadClass::kAlone;
     AutotuneStatus status;
   };
 
-  // Explores `signature` if it is due (settled, the main graph, nothing
-  // explicit or cached), else notes why not in its status.
-  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s)
+  // Explores `signature` for `load_class` if it is due (settled, the main
+  // graph, nothing explicit or cached for that class), else notes why not in
+  // its status.
+  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s,
+                        LoadClass load_class) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The class a graph still waiting is explored for.
+  static LoadClass ClassToExplore(const Track& track);
+  // Whether a graph decided for one class (here or by an adopted setting)
+  // should now be explored for the class it is in; if so, resets its status
+  // for that.
+  bool DueForClassExplorationLocked(Track* track, const StepSample& s)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether a graph decided one step at a time (here or by its cached
-  // setting) should now be explored again under load; if so, resets its
-  // status for that.
-  bool DueForReexplorationLocked(Track* track, const StepSample& s)
-      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether `track` may be explored now; if not, its status says why.
-  bool DueForExplorationLocked(Track* track, const StepSample& s, bool reexploring)
+  // Whether `track` may be explored for `load_class` now; if not, its
+  // status says why.
+  bool DueForExplorationLocked(Track* track, const StepSample& s, LoadClass load_class)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sizes the visits from the settling steps and orders the settings.
-  void PlanVisits(Track* track) const;
+  void PlanVisits(Track* track, LoadClass load_class) const;
   // Counts a step of the graph being explored toward the current visit.
   void RecordLocked(Track* track, const StepSample& s) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The same under load: counts a completion.

@@ -179,7 +179,13 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   sample.in_flight = clock.in_flight;
   sample.signature = profile_->signature();
   sample.node_count = profile_->node_count();
-  profile_->AdoptionFlags(&sample.has_adoption, &sample.adoption_tuned);
+  const TopLevelStepEnd end = profile_->NoteTopLevelStepEnd(sample.concurrent);
+  // Before the autotuner hears of the step: the setting of the class the
+  // graph is in now applies from the next step, and the autotuner may then
+  // explore that class if nothing is adopted for it.
+  if (end.load_class_changed) GraphRegistry::Get().LoadClassChanged(*profile_);
+  sample.adopted = end.adopted;
+  sample.load_class = end.load_class;
   sample.ok = ok;
   ProcessAutotuner().OnStep(sample);
 }

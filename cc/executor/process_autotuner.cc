@@ -19,11 +19,13 @@ class RuntimeLayoutControl final : public LayoutControl {
     Runtime::Get().SetExploring(setting.first, setting.second);
   }
   void StopExploring() override { Runtime::Get().ClearExploring(); }
-  void Adopt(const std::string& signature, const LayoutSetting& chosen) override {
+  void Adopt(const std::string& signature, const LayoutSetting& chosen,
+             LoadClass load_class) override {
     Adoption adoption;
     adoption.setting.executors = chosen.first;
     adoption.setting.threads_per_executor = chosen.second;
     adoption.source = "autotuned";
+    adoption.load_class = load_class;
     if (std::shared_ptr<GraphProfile> profile = GraphRegistry::Get().Find(signature)) {
       adoption.node_costs_ns = profile->costs().Estimates();
       adoption.node_names = profile->node_names();

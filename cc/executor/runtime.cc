@@ -42,10 +42,14 @@ bool AutotuneFromEnv(std::string* error, bool* enabled) {
 // Runtime through this (the profiler does not include the executor).
 class RuntimeAdoptionListener final : public AdoptionListener {
  public:
-  void OnAdopted(const Adoption& adoption, int node_count) override {
+  void OnAdopted(const Adoption& adoption, int node_count, bool newly_adopted) override {
     std::string unused;  // a setting that does not fit is not followed
+    // A tuned setting that applies again (its graph's load class came back)
+    // is not tune() finishing now: it leaves a later configure() in force.
+    const bool replaces_configure = newly_adopted && adoption.source == "tuned";
     Runtime::Get().AdoptSetting(adoption.setting.executors, adoption.setting.threads_per_executor,
-                                adoption.setting.policy, adoption.source, node_count, &unused);
+                                adoption.setting.policy, adoption.source, node_count,
+                                replaces_configure, &unused);
   }
   void OnAdoptionsCleared() override { Runtime::Get().ClearAdoptedSetting(); }
 };
@@ -207,7 +211,8 @@ std::shared_ptr<TeamSet> Runtime::TakeWarmTeamsLocked(const TeamLayout& layout,
 }
 
 bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
-                           const std::string& source, int node_count, std::string* error) {
+                           const std::string& source, int node_count, bool replaces_configure,
+                           std::string* error) {
   MutexLock l(&mu_);
   if (node_count < adopted_node_count_) return false;  // a larger graph's setting wins
   RuntimeSetting candidate;
@@ -227,7 +232,7 @@ bool Runtime::AdoptSetting(int executors, int threads_per_executor, const std::s
     return false;
   }
   const RuntimeSetting previous_configured = configured_;
-  if (source == "tuned") configured_ = RuntimeSetting();
+  if (replaces_configure) configured_ = RuntimeSetting();
   adopted_ = candidate;
   adopted_source_ = source;
   adopted_node_count_ = node_count;

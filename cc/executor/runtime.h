@@ -5,8 +5,8 @@
 // graphi_tf.configure), the environment (GRAPHI_EXECUTORS,
 // GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), the layout the autotuner is
 // exploring (autotuner.h), a setting adopted for a graph this process runs
-// (from the cache, tune() or the autotuner; when several graphs have one, the
-// largest graph's wins), else the default: one team per L2 tile with as many
+// (from the cache, tune() or the autotuner, for the load class the graph is
+// in; when several graphs have one, the largest graph's wins), else the default: one team per L2 tile with as many
 // threads as the tile has cores (DefaultSetting). The default policy is
 // critical_path_first (which orders like fifo until costs are known);
 // GRAPHI_TUNE=0 makes it fifo.
@@ -93,13 +93,16 @@ class Runtime {
   std::shared_ptr<TeamSet> CurrentTeams(std::string* error, bool* stock_pools = nullptr)
       GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // A setting recorded for a graph (source "cache", "tuned" or "autotuned")
-  // of `node_count` nodes; 0 x 0 is the "stock" setting. Followed unless the user set the layout through
-  // Configure() or the environment, or a larger graph's setting is in force.
-  // "tuned" also clears a Configure() (tune() configures while it sweeps).
-  // Returns whether the layout now follows it; *error if it does not fit.
+  // The setting in force for a graph (source "cache", "tuned" or
+  // "autotuned") of `node_count` nodes, for the load class it is in
+  // (load_class.h); 0 x 0 is the "stock" setting. Followed unless the user
+  // set the layout through Configure() or the environment, or a larger
+  // graph's setting is in force. `replaces_configure` (tune() finishing: it
+  // configures while it sweeps) also clears a Configure(). Returns whether
+  // the layout now follows it; *error if it does not fit.
   bool AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
-                    const std::string& source, int node_count, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+                    const std::string& source, int node_count, bool replaces_configure,
+                    std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Forgets the adopted setting (back to environment/default).
   void ClearAdoptedSetting() GRAPHI_LOCKS_EXCLUDED(mu_);

@@ -1,6 +1,6 @@
-// Adopted settings: a team layout recorded for a graph signature by the
-// cache (at import), tune() or the autotuner, who hears about them, and where
-// the setting a graph runs with came from.
+// Adopted settings: a team layout recorded for a graph signature and a load
+// class (load_class.h) by the cache (at import), tune() or the autotuner, who
+// hears about them, and where the setting a graph runs with came from.
 //
 // The profiler keeps adoptions (graph_registry.h) but does not decide the
 // process-wide layout; the executor's Runtime does, as the registry's
@@ -8,13 +8,18 @@
 // profiler includes nothing of the executor.
 //
 // Free of TensorFlow types. Thread-safety: plain data and a pure function;
-// AdoptionListener implementations must be thread-safe.
+// AdoptionSlots is not thread-safe (its owners lock); AdoptionListener
+// implementations must be thread-safe.
 #ifndef GRAPHI_TF_CC_PROFILER_ADOPTION_H_
 #define GRAPHI_TF_CC_PROFILER_ADOPTION_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cc/profiler/load_class.h"
 
 namespace graphi {
 
@@ -24,21 +29,41 @@ struct GraphSetting {
   std::string policy;
 };
 
-// A setting (and costs) recorded for a signature by the cache or by tune().
+// A setting (and costs) recorded for a signature by the cache, tune() or the
+// autotuner, for the graph's steps in one load class (tune() times one step
+// at a time: kAlone).
 struct Adoption {
   GraphSetting setting;
   std::string source;  // "cache", "tuned" or "autotuned"
+  LoadClass load_class = LoadClass::kAlone;
   std::vector<int64_t> node_costs_ns;
   std::vector<std::string> node_names;
+};
+
+// A graph's adoptions, at most one per load class.
+class AdoptionSlots {
+ public:
+  // Replaces the adoption of `adoption.load_class`.
+  void Set(const Adoption& adoption);
+  // The adoption recorded for `load_class`, or null.
+  const Adoption* For(LoadClass load_class) const;
+  // The one a graph in `load_class` runs with: that class's, else the other
+  // class's (a setting tuned for another load beats none), else null.
+  const Adoption* InForce(LoadClass load_class) const;
+  bool empty() const;
+
+ private:
+  std::array<std::optional<Adoption>, kLoadClassCount> slots_;
 };
 
 // Hears about adoptions, to decide whether the process-wide layout follows.
 class AdoptionListener {
  public:
   virtual ~AdoptionListener() = default;
-  // `adoption` was recorded for a graph of `node_count` nodes that runs in
-  // this process.
-  virtual void OnAdopted(const Adoption& adoption, int node_count) = 0;
+  // `adoption` is now the one in force for a graph of `node_count` nodes
+  // that runs in this process: `newly_adopted` when it was just recorded,
+  // false when the graph's load class changed and it applies again.
+  virtual void OnAdopted(const Adoption& adoption, int node_count, bool newly_adopted) = 0;
   // Every adoption was forgotten.
   virtual void OnAdoptionsCleared() = 0;
 };

@@ -34,8 +34,7 @@ bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
     applied_costs = true;
   }
   MutexLock l(&mu_);
-  has_adoption_ = true;
-  adoption_ = adoption;
+  adoptions_.Set(adoption);
   return applied_costs;
 }
 
@@ -53,27 +52,37 @@ bool GraphProfile::EndTopLevelStep(uint64_t epoch) {
   return overlap_epoch_.load(std::memory_order_acquire) != epoch;
 }
 
-void GraphProfile::AdoptionFlags(bool* has, bool* tuned) const {
+TopLevelStepEnd GraphProfile::NoteTopLevelStepEnd(bool overlapped) {
   MutexLock l(&mu_);
-  *has = has_adoption_;
-  *tuned = has_adoption_ && adoption_.source == "tuned";
+  TopLevelStepEnd out;
+  out.load_class_changed = load_.Note(overlapped);
+  out.load_class = load_.current();
+  for (int c = 0; c < kLoadClassCount; ++c) {
+    out.adopted[c] = adoptions_.For(static_cast<LoadClass>(c)) != nullptr;
+  }
+  return out;
+}
+
+LoadClass GraphProfile::load_class() const {
+  MutexLock l(&mu_);
+  return load_.current();
 }
 
 bool GraphProfile::has_adoption() const {
   MutexLock l(&mu_);
-  return has_adoption_;
+  return !adoptions_.empty();
 }
 
 void GraphProfile::ClearAdoption() {
   MutexLock l(&mu_);
-  has_adoption_ = false;
-  adoption_ = Adoption();
+  adoptions_ = AdoptionSlots();
 }
 
 bool GraphProfile::adoption(Adoption* out) const {
   MutexLock l(&mu_);
-  if (!has_adoption_) return false;
-  *out = adoption_;
+  const Adoption* in_force = adoptions_.InForce(load_.current());
+  if (in_force == nullptr) return false;
+  *out = *in_force;
   return true;
 }
 
@@ -97,9 +106,10 @@ void GraphRegistry::SetAdoptionListener(AdoptionListener* listener) {
   listener_.store(listener, std::memory_order_release);
 }
 
-void GraphRegistry::Forward(const GraphProfile& profile, const Adoption& adoption) {
+void GraphRegistry::Forward(const GraphProfile& profile, const Adoption& adoption,
+                            bool newly_adopted) {
   AdoptionListener* listener = listener_.load(std::memory_order_acquire);
-  if (listener != nullptr) listener->OnAdopted(adoption, profile.node_count());
+  if (listener != nullptr) listener->OnAdopted(adoption, profile.node_count(), newly_adopted);
 }
 
 std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signature,
@@ -107,8 +117,7 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
                                                       std::vector<std::vector<int>> successors,
                                                       std::vector<std::string> node_types) {
   std::shared_ptr<GraphProfile> profile;
-  bool has_adoption = false;
-  Adoption adoption;
+  AdoptionSlots slots;
   {
     MutexLock l(&mu_);
     auto it = profiles_.find(signature);
@@ -118,14 +127,16 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
     profile->RecordStepsThrough(record_through_step_);
     profiles_[signature] = profile;
     auto a = adoptions_.find(signature);
-    if (a != adoptions_.end()) {
-      has_adoption = true;
-      adoption = a->second;
+    if (a != adoptions_.end()) slots = a->second;
+  }
+  for (int c = 0; c < kLoadClassCount; ++c) {
+    if (const Adoption* adoption = slots.For(static_cast<LoadClass>(c))) {
+      profile->ApplyAdoption(*adoption);
     }
   }
-  if (has_adoption) {
-    profile->ApplyAdoption(adoption);
-    Forward(*profile, adoption);
+  // A new graph is in kAlone until its steps overlap.
+  if (const Adoption* in_force = slots.InForce(LoadClass::kAlone)) {
+    Forward(*profile, *in_force, /*newly_adopted=*/true);
   }
   return profile;
 }
@@ -134,19 +145,28 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
   std::shared_ptr<GraphProfile> profile;
   {
     MutexLock l(&mu_);
-    adoptions_[signature] = adoption;
+    adoptions_[signature].Set(adoption);
     auto it = profiles_.find(signature);
     if (it != profiles_.end()) profile = it->second;
   }
   bool applied = false;
   if (profile != nullptr) {
     applied = profile->ApplyAdoption(adoption);
-    Forward(*profile, adoption);
+    // Another class's adoption stays in force while the graph is in it.
+    Adoption in_force;
+    if (profile->adoption(&in_force) && in_force.load_class == adoption.load_class) {
+      Forward(*profile, adoption, /*newly_adopted=*/true);
+    }
   } else {
     // Not seen yet: the layout follows when the graph's executor registers,
     // so importing a cache full of entries does not re-partition the teams.
   }
   return applied;
+}
+
+void GraphRegistry::LoadClassChanged(const GraphProfile& profile) {
+  Adoption in_force;
+  if (profile.adoption(&in_force)) Forward(profile, in_force, /*newly_adopted=*/false);
 }
 
 void GraphRegistry::ClearAdoptions() {

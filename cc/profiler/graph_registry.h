@@ -6,9 +6,13 @@
 // match (same construction, so node ids mean the same nodes).
 //
 // Adopted settings come from the cache (at import), tune() or the autotuner;
-// they are kept by signature, so they also apply to graphs seen later in the
-// process, and are handed to the AdoptionListener (the executor's Runtime),
-// which decides whether the process-wide layout follows them.
+// they are kept by signature and load class (load_class.h), so they also
+// apply to graphs seen later in the process. A profile knows which load class
+// its graph is in now (its top-level steps overlapping or not); the adoption
+// of that class (else of the other one) is the graph's setting in force, and
+// it is handed to the AdoptionListener (the executor's Runtime), which
+// decides whether the process-wide layout follows it: when it is adopted,
+// when the graph registers, and when the graph changes class.
 //
 // Step timelines: a profile records the next step when asked
 // (RecordNextStep), or every step up to a step number (RecordStepsThrough,
@@ -20,6 +24,7 @@
 #ifndef GRAPHI_TF_CC_PROFILER_GRAPH_REGISTRY_H_
 #define GRAPHI_TF_CC_PROFILER_GRAPH_REGISTRY_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -29,12 +34,20 @@
 
 #include "cc/profiler/adoption.h"
 #include "cc/profiler/cost_model.h"
+#include "cc/profiler/load_class.h"
 #include "cc/profiler/step_timing_sampler.h"
 #include "cc/profiler/timeline_recorder.h"
 #include "cc/util/mutex.h"
 #include "cc/util/thread_annotations.h"
 
 namespace graphi {
+
+// What the bookkeeping of a finished top-level step tells its executor.
+struct TopLevelStepEnd {
+  LoadClass load_class = LoadClass::kAlone;  // the graph's class, this step counted
+  bool load_class_changed = false;           // ... which this step changed
+  std::array<bool, kLoadClassCount> adopted{};  // whether each class has an adoption
+};
 
 class GraphProfile {
  public:
@@ -73,16 +86,19 @@ class GraphProfile {
   // (so the two overlapped).
   bool BeginTopLevelStep(uint64_t* epoch, int* in_flight);
   bool EndTopLevelStep(uint64_t epoch);
+  // Counts a finished top-level step toward the graph's load class
+  // (`overlapped`: EndTopLevelStep's answer, or BeginTopLevelStep's).
+  TopLevelStepEnd NoteTopLevelStepEnd(bool overlapped);
+  LoadClass load_class() const;
 
-  // Applies an adoption's costs if its node names match this graph.
+  // Records `adoption` for its load class and applies its costs if its node
+  // names match this graph (returns whether they did).
   bool ApplyAdoption(const Adoption& adoption);
   void ClearAdoption();
-  // The adoption in force for this graph, if any.
+  // The adoption in force for this graph (AdoptionSlots::InForce for its
+  // load class now), if any.
   bool adoption(Adoption* out) const;
   bool has_adoption() const;
-  // has_adoption(), and whether that adoption came from graphi_tf.tune
-  // (source "tuned"), under one lock.
-  void AdoptionFlags(bool* has, bool* tuned) const;
 
   // Step timelines: arm the next step, then read what it ran.
   void RecordNextStep() { record_next_.store(true); }
@@ -124,8 +140,8 @@ class GraphProfile {
   std::atomic<uint64_t> overlap_epoch_{0};
 
   mutable Mutex mu_;
-  bool has_adoption_ GRAPHI_GUARDED_BY(mu_) = false;
-  Adoption adoption_ GRAPHI_GUARDED_BY(mu_);
+  AdoptionSlots adoptions_ GRAPHI_GUARDED_BY(mu_);
+  LoadClassTracker load_ GRAPHI_GUARDED_BY(mu_);
   StepTimeline last_timeline_ GRAPHI_GUARDED_BY(mu_);
 };
 
@@ -145,10 +161,15 @@ class GraphRegistry {
   // steps have finished (GraphProfile::RecordStepsThrough); 0 turns it off.
   void RecordStepsThrough(int64_t step);
 
-  // Records an adoption for `signature` (now and for graphs registered
-  // later) and, once the graph runs, hands it to the listener. Returns
+  // Records an adoption for `signature` and its load class (now and for
+  // graphs registered later) and, once the graph runs and if it is the one
+  // in force for the graph's class, hands it to the listener. Returns
   // whether costs were applied to a live graph.
   bool Adopt(const std::string& signature, const Adoption& adoption);
+
+  // `profile`'s graph changed load class (TopLevelStepEnd): hands the
+  // adoption now in force for it, if any, to the listener.
+  void LoadClassChanged(const GraphProfile& profile);
 
   // Forgets every adoption (and tells the listener): for tests, and for
   // users who want the default back without restarting.
@@ -163,12 +184,13 @@ class GraphRegistry {
 
  private:
   // Hands `adoption` of the running graph `profile` to the listener.
-  void Forward(const GraphProfile& profile, const Adoption& adoption) GRAPHI_LOCKS_EXCLUDED(mu_);
+  void Forward(const GraphProfile& profile, const Adoption& adoption, bool newly_adopted)
+      GRAPHI_LOCKS_EXCLUDED(mu_);
 
   std::atomic<AdoptionListener*> listener_{nullptr};
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<GraphProfile>> profiles_ GRAPHI_GUARDED_BY(mu_);
-  std::map<std::string, Adoption> adoptions_ GRAPHI_GUARDED_BY(mu_);
+  std::map<std::string, AdoptionSlots> adoptions_ GRAPHI_GUARDED_BY(mu_);
   int64_t record_through_step_ GRAPHI_GUARDED_BY(mu_) = 0;
 };
 

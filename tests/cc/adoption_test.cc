@@ -46,5 +46,41 @@ TEST(GraphSettingSourceTest, AnExplicitOrDefaultSettingIsReportedAsIs) {
   }
 }
 
+TEST(AdoptionSlotsTest, EachLoadClassKeepsItsOwnAdoption) {
+  AdoptionSlots slots;
+  Adoption alone = AdoptionOf(1, 1, "cache");
+  Adoption loaded = AdoptionOf(2, 1, "autotuned");
+  loaded.load_class = LoadClass::kUnderLoad;
+  slots.Set(alone);
+  slots.Set(loaded);
+  ASSERT_NE(slots.For(LoadClass::kAlone), nullptr);
+  ASSERT_NE(slots.For(LoadClass::kUnderLoad), nullptr);
+  EXPECT_EQ(slots.For(LoadClass::kAlone)->setting.executors, 1);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->setting.executors, 2);
+}
+
+TEST(AdoptionSlotsTest, AClassWithoutItsOwnAdoptionRunsWithTheOtherClasss) {
+  AdoptionSlots slots;
+  EXPECT_TRUE(slots.empty());
+  EXPECT_EQ(slots.InForce(LoadClass::kAlone), nullptr);
+  slots.Set(AdoptionOf(1, 2, "tuned"));
+  EXPECT_FALSE(slots.empty());
+  EXPECT_EQ(slots.For(LoadClass::kUnderLoad), nullptr);
+  ASSERT_NE(slots.InForce(LoadClass::kUnderLoad), nullptr);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->source, "tuned");
+}
+
+TEST(AdoptionSlotsTest, ALaterAdoptionReplacesOnlyItsOwnClass) {
+  AdoptionSlots slots;
+  slots.Set(AdoptionOf(1, 2, "cache"));
+  Adoption loaded = AdoptionOf(2, 1, "cache");
+  loaded.load_class = LoadClass::kUnderLoad;
+  slots.Set(loaded);
+  slots.Set(AdoptionOf(1, 1, "autotuned"));
+  EXPECT_EQ(slots.For(LoadClass::kAlone)->setting.threads_per_executor, 1);
+  EXPECT_EQ(slots.For(LoadClass::kAlone)->source, "autotuned");
+  EXPECT_EQ(slots.For(LoadClass::kUnderLoad)->setting.executors, 2);
+}
+
 }  // namespace
 }  // namespace graphi

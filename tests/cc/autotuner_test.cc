@@ -27,8 +27,22 @@ class FakeControl : public LayoutControl {
     exploring = false;
     current = kDefault;
   }
-  void Adopt(const std::string& signature, const LayoutSetting& chosen) override {
-    adopted[signature] = chosen;
+  void Adopt(const std::string& signature, const LayoutSetting& chosen,
+             LoadClass load_class) override {
+    adopted[signature][load_class] = chosen;
+  }
+  // The setting adopted for `signature` in `load_class`; fails the test if none.
+  LayoutSetting AdoptedFor(LoadClass load_class, const std::string& signature = "main") const {
+    auto it = adopted.find(signature);
+    if (it == adopted.end() || it->second.count(load_class) == 0) {
+      ADD_FAILURE() << "nothing adopted for " << signature << " " << LoadClassName(load_class);
+      return {-1, -1};
+    }
+    return it->second.at(load_class);
+  }
+  bool HasAdopted(LoadClass load_class, const std::string& signature = "main") const {
+    auto it = adopted.find(signature);
+    return it != adopted.end() && it->second.count(load_class) > 0;
   }
 
   static constexpr LayoutSetting kDefault{2, 1};
@@ -37,7 +51,7 @@ class FakeControl : public LayoutControl {
   bool exploring = false;
   LayoutSetting current = kDefault;
   std::vector<LayoutSetting> visits;
-  std::map<std::string, LayoutSetting> adopted;
+  std::map<std::string, std::map<LoadClass, LayoutSetting>> adopted;
 };
 
 // Runs steps back to back on a fake clock; each step's duration is what
@@ -61,12 +75,10 @@ class Harness {
       StepSample s;
       s.signature = sig;
       s.node_count = nodes;
-      s.has_adoption = control_.adopted.count(sig) > 0;
-      s.adoption_tuned = s.has_adoption && adoption_tuned;
       s.start_ns = ++now_ns;
       now_ns += static_cast<int64_t>(step_ms(control_.current, step_index_++) * kMs);
       s.end_ns = now_ns;
-      tuner_.OnStep(s);
+      Feed(&s);
     }
   }
 
@@ -79,14 +91,12 @@ class Harness {
       StepSample s;
       s.signature = "main";
       s.node_count = 100;
-      s.has_adoption = control_.adopted.count("main") > 0;
-      s.adoption_tuned = s.has_adoption && adoption_tuned;
       now_ns += per_request;
       s.end_ns = now_ns;
       s.start_ns = now_ns - clients * per_request;
       s.concurrent = true;
       s.in_flight = clients;
-      tuner_.OnStep(s);
+      Feed(&s);
     }
   }
 
@@ -100,6 +110,16 @@ class Harness {
     }
   }
 
+  // Fills in what the executor's GraphProfile would (the load class, the
+  // adoptions) and hands the step to the autotuner.
+  void Feed(StepSample* s) {
+    s->load_class = (trackers_[s->signature].Note(s->concurrent), trackers_[s->signature].current());
+    for (int c = 0; c < kLoadClassCount; ++c) {
+      s->adopted[c] = control_.HasAdopted(static_cast<LoadClass>(c), s->signature);
+    }
+    tuner_.OnStep(*s);
+  }
+
   AutotuneStatus Status(const std::string& sig = "main") {
     AutotuneStatus st;
     EXPECT_TRUE(tuner_.Status(sig, &st));
@@ -107,8 +127,8 @@ class Harness {
   }
 
   static inline int64_t now_ns = 0;
-  bool adoption_tuned = false;  // the adoption a test sets came from tune()
   FakeControl control_;
+  std::map<std::string, LoadClassTracker> trackers_;
   Autotuner tuner_;
   int step_index_ = 0;
 };
@@ -127,7 +147,7 @@ TEST(AutotunerTest, ExploresAfterSettlingAndAdoptsAClearlyFasterSetting) {
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_EQ(st.chosen, (LayoutSetting{1, 2}));
-  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
   EXPECT_FALSE(h.control_.exploring);
   EXPECT_GT(st.cost_ns, 0);  // 1x1 cost more than the default
 }
@@ -143,7 +163,7 @@ TEST(AutotunerTest, KeepsTheDefaultWhenNothingBeatsItByMoreThanItsSpread) {
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
   EXPECT_EQ(st.chosen, FakeControl::kDefault);
-  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), FakeControl::kDefault);
 }
 
 TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
@@ -257,7 +277,7 @@ TEST(AutotunerTest, AnExplicitSettingWins) {
 
 TEST(AutotunerTest, AGraphWithACachedSettingIsNotExplored) {
   Harness h;
-  h.control_.adopted["main"] = {1, 1};
+  h.control_.adopted["main"][LoadClass::kAlone] = {1, 1};
   h.Run(100, Fixed);
   EXPECT_TRUE(h.control_.visits.empty());
   EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
@@ -325,24 +345,33 @@ double UnderLoadOneByTwoIsSlow(const LayoutSetting& l) {
   return l == LayoutSetting{1, 2} ? 5.0 : 2.5;
 }
 
-TEST(AutotunerTest, AGraphDecidedOneStepAtATimeIsExploredAgainWhenItsStepsKeepOverlapping) {
+TEST(AutotunerTest, AGraphDecidedOneStepAtATimeIsExploredUnderLoadWhenItsStepsKeepOverlapping) {
   Harness h;
   h.Run(400, Fixed);
-  ASSERT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
+  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
-  EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // both are cached, the later last
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // one per load class, both cached
 }
 
-TEST(AutotunerTest, AGraphIsExploredAgainUnderLoadOnlyOnce) {
+TEST(AutotunerTest, DecidingUnderLoadKeepsTheSettingForOneStepAtATime) {
+  Harness h;
+  h.Run(400, Fixed);
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+}
+
+TEST(AutotunerTest, EachLoadClassIsExploredOnlyOnce) {
   Harness h;
   h.Run(400, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   const size_t visits = h.control_.visits.size();
-  h.Run(50, Fixed);
+  h.Run(400, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   EXPECT_EQ(h.control_.visits.size(), visits);
 }
@@ -356,29 +385,53 @@ TEST(AutotunerTest, AFewOverlappingStepsDoNotStartAnotherExploration) {
     h.Run(5, Fixed);
   }
   EXPECT_EQ(h.control_.visits.size(), visits);
-  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+  EXPECT_FALSE(h.control_.HasAdopted(LoadClass::kUnderLoad));
 }
 
 TEST(AutotunerTest, AGraphStartedFromACachedSettingIsExploredWhenItsStepsKeepOverlapping) {
   Harness h;
-  h.control_.adopted["main"] = {1, 2};  // cached, decided one step at a time
+  h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};  // cached, one step at a time
   h.Run(100, Fixed);
   ASSERT_EQ(h.Status().state, AutotuneState::kSkipped);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
 }
 
-TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainUnderLoad) {
+TEST(AutotunerTest, AGraphWithCachedSettingsForBothLoadsIsNeverExplored) {
   Harness h;
-  h.control_.adopted["main"] = {1, 2};
-  h.adoption_tuned = true;
+  h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};
+  h.control_.adopted["main"][LoadClass::kUnderLoad] = {1, 1};
   h.Run(100, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  h.Run(100, Fixed);
   EXPECT_TRUE(h.control_.visits.empty());
-  EXPECT_EQ(h.control_.adopted.at("main"), (LayoutSetting{1, 2}));
+}
+
+TEST(AutotunerTest, AGraphStartedUnderLoadIsExploredOneStepAtATimeWhenTheLoadGoes) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;  // room for the first requests' start times
+  h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
+  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad);
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  h.Run(600, Fixed);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_class, LoadClass::kAlone);
+  EXPECT_EQ(st.load_clients, 0);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+}
+
+TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainOneStepAtATime) {
+  Harness h;
+  h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};  // tune() measures one step at a time
+  h.Run(400, Fixed);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
 }
 
 TEST(AutotunerTest, UnderLoadAdoptsTheLayoutWithTheHighestThroughput) {
@@ -406,7 +459,7 @@ TEST(AutotunerTest, UnderLoadKeepsTheDefaultWhenThroughputsAreEqual) {
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.adopted.at("main"), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
 }
 
 TEST(AutotunerTest, ALargerGraphTakesOverAsTheMainGraph) {

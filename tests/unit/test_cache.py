@@ -383,12 +383,15 @@ class FakeNative:
     def __init__(self, info=INFO):
         self.info = dict(info)
         self.adopted = []
+        self.load_classes = []
 
     def runtime_info(self):
         return dict(self.info)
 
-    def adopt_setting(self, signature, executors, threads_per_executor, policy, source, costs, names):
+    def adopt_setting(self, signature, executors, threads_per_executor, policy, source, costs, names,
+                      load_class="alone"):
         self.adopted.append((signature, executors, threads_per_executor, policy, source, costs, names))
+        self.load_classes.append((signature, load_class))
 
 
 def test_apply_cached_entries_adopts_matching_entries_as_cache_oldest_first(cache_env):
@@ -405,6 +408,46 @@ def test_apply_cached_entries_adopts_matching_entries_as_cache_oldest_first(cach
         ("00000000000000aa", 2, 2, "critical_path_first", "cache", [100, -1, 2500], ["a", "b", "c"]),
         ("00000000000000bb", 1, 2, "critical_path_first", "cache", [100, -1, 2500], ["a", "b", "c"]),
     ]
+
+
+def test_a_graph_has_one_entry_per_load_class_and_each_is_adopted_for_its_class(cache_env):
+    alone = cache.write_entry(make_entry(executors=1, threads=1, created_unix=1.0))
+    loaded = cache.write_entry(make_entry(executors=2, threads=1, created_unix=2.0, load_class="under_load"))
+    assert alone != loaded and alone.exists() and loaded.exists()
+    assert cache.read_entry(loaded).load_class == "under_load"
+    native = FakeNative()
+    assert cache.apply_cached_entries(native) == 2
+    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load")]
+    assert [a[1:3] for a in native.adopted] == [(1, 1), (2, 1)]
+
+
+def test_an_alone_entrys_key_is_the_key_entries_had_before_load_classes():
+    before = cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT)
+    assert cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT, "alone") == before
+    assert cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT, "under_load") != before
+
+
+def test_an_entry_file_without_a_load_class_reads_as_alone(cache_env):
+    data = make_entry().to_dict()
+    del data["load_class"]
+    _write_raw(cache_env, data["key"] + ".json", json.dumps(data))
+    entries = cache.list_entries(cache_env)
+    assert [e.load_class for e in entries] == ["alone"]
+
+
+def test_an_entry_with_an_unknown_load_class_is_reported_and_ignored(cache_env):
+    data = make_entry().to_dict()
+    data["load_class"] = "busy"
+    _write_raw(cache_env, data["key"] + ".json", json.dumps(data))
+    native = FakeNative()
+    with pytest.warns(cache.GraphiCacheWarning, match="load_class.*busy"):
+        assert cache.apply_cached_entries(native) == 0
+    assert native.adopted == []
+
+
+def test_an_unknown_load_class_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="load_class='busy' is invalid; allowed: alone, under_load"):
+        make_entry(load_class="busy")
 
 
 def test_apply_cached_entries_does_nothing_with_graphi_tune_0(cache_env, monkeypatch):

@@ -18,7 +18,7 @@ LIBRARY_SOURCES = [
     REPO_ROOT / "cc" / "executor" / name
     for name in ("topology.cc", "env_settings.cc", "team_layout.cc", "ready_queue.cc", "step_order.cc", "scheduler.cc",
                  "steal_list.cc", "thread_affinity.cc", "autotuner.cc")
-] + [REPO_ROOT / "cc" / "profiler" / name for name in ("adoption.cc", "cost_model.cc", "tuning_decision.cc")]
+] + [REPO_ROOT / "cc" / "profiler" / name for name in ("adoption.cc", "cost_model.cc", "load_class.cc", "tuning_decision.cc")]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
 
 

@@ -60,12 +60,12 @@ def graphi_cli(cache_dir, *argv, **env):
 
 
 def _entry(signature, machine=None, executors=2, threads=1, median=12.5, created=1_700_000_000.0,
-           evidence=None):
+           evidence=None, load_class="alone"):
     return cache.CacheEntry.build(
         signature=signature, machine=machine or cache.machine_fingerprint(graphi_tf.info()),
         executors=executors, threads_per_executor=threads, policy="fifo", median_step_ms=median,
         node_count=2, node_costs_ns=[5, 7], node_names=["x", "y"], created_unix=created, note="test",
-        evidence=evidence)
+        evidence=evidence, load_class=load_class)
 
 
 def _evidence():
@@ -100,11 +100,11 @@ def test_cache_list_shows_key_signature_setting_median_created_and_status(cache_
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     assert str(cache_dir) in lines[0] and "2 entries" in lines[0]
-    assert lines[1].split() == ["key", "signature", "setting", "median", "created", "status"]
+    assert lines[1].split() == ["key", "signature", "load", "setting", "median", "created", "status"]
     row = {line.split()[0]: line.split() for line in lines[2:]}
-    assert row[ours.key][1:5] == ["00000000000000aa", "2x1", "fifo", "12.500"]
+    assert row[ours.key][1:6] == ["00000000000000aa", "alone", "2x1", "fifo", "12.500"]
     assert row[ours.key][-1] == "ok"
-    assert row[foreign.key][1:4] == ["00000000000000bb", "34x2", "fifo"]
+    assert row[foreign.key][1:5] == ["00000000000000bb", "alone", "34x2", "fifo"]
     assert row[foreign.key][-1] == "foreign"
 
 
@@ -116,9 +116,9 @@ def test_cache_list_json_gives_one_object_per_entry(cache_dir):
     rows = json.loads(proc.stdout)
     assert len(rows) == 1
     assert {k: rows[0][k] for k in ("key", "signature", "executors", "threads_per_executor",
-                                    "median_step_ms", "created_unix", "status")} == {
+                                    "load_class", "median_step_ms", "created_unix", "status")} == {
         "key": entry.key, "signature": "00000000000000aa", "executors": 2, "threads_per_executor": 1,
-        "median_step_ms": 12.5, "created_unix": 1_700_000_000.0, "status": "ok"}
+        "load_class": "alone", "median_step_ms": 12.5, "created_unix": 1_700_000_000.0, "status": "ok"}
 
 
 def test_cache_list_reports_a_corrupt_entry_on_stderr_and_lists_the_others(cache_dir):
@@ -129,6 +129,16 @@ def test_cache_list_reports_a_corrupt_entry_on_stderr_and_lists_the_others(cache
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [r["key"] for r in json.loads(proc.stdout)] == [entry.key]
     assert "GraphiCacheWarning" in proc.stderr and "f" * 32 + ".json" in proc.stderr
+
+
+def test_cache_show_says_an_under_load_entrys_median_is_per_request(cache_dir):
+    entry = _entry("00000000000000aa", load_class="under_load")
+    cache.write_entry(entry, cache_dir)
+    proc = graphi_cli(cache_dir, "cache", "show", entry.key[:8])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    field = {line.split()[0]: line.split(None, 1)[1] for line in proc.stdout.splitlines()[:12] if line.strip()}
+    assert field["load"].startswith("under_load (tuned with steps overlapping")
+    assert field["median"] == "12.500 ms per request"
 
 
 def test_cache_show_json_prints_the_entry_file(cache_dir):
@@ -145,9 +155,10 @@ def test_cache_show_prints_the_setting_the_decision_and_its_evidence(cache_dir):
     proc = graphi_cli(cache_dir, "cache", "show", entry.key[:8])
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
-    field = {line.split()[0]: line.split(None, 1)[1] for line in lines[:11] if line.strip()}
+    field = {line.split()[0]: line.split(None, 1)[1] for line in lines[:12] if line.strip()}
     assert field["key"] == entry.key and field["signature"] == "00000000000000aa"
     assert field["setting"] == "2x1 fifo" and field["median"] == "12.500 ms per step"
+    assert field["load"] == "alone (tuned one step at a time)"
     assert field["decision"] == "2x1 adopted: 0.62 ± 0.03 of the default 1x2 over 3 rounds"
     header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["setting", "median", "ms"])
     rows = {line.split()[0]: line for line in lines[header + 1:header + 4]}

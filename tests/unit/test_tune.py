@@ -91,7 +91,8 @@ class FakeNative:
         return {"node_count": n, "node_costs_ns": [1000 + i for i in range(n)],
                 "node_names": [f"{signature[:2]}/n{i}" for i in range(n)], "ranks_ns": [0] * n}
 
-    def adopt_setting(self, signature, executors, threads_per_executor, policy, source, costs, names):
+    def adopt_setting(self, signature, executors, threads_per_executor, policy, source, costs, names,
+                      load_class="alone"):
         self.adopted.append((signature, executors, threads_per_executor, policy, source, costs, names))
         if source == "tuned" and self.env_pin is not None:
             self.current, self.source = self.env_pin, "environment"
