@@ -35,6 +35,7 @@ NATIVE_SOURCES = [
     "cc/executor/team_devices.cc",
     "cc/executor/graphi_executor.cc",
     "cc/executor/graphi_step.cc",
+    "cc/executor/malloc_arenas.cc",
     "cc/executor/registration.cc",
     "cc/profiler/adoption.cc",
     "cc/profiler/cost_model.cc",

@@ -143,6 +143,9 @@ py::dict RuntimeInfo() {
   // usable cpu as a tile of its own); None when it was.
   d["topology_error"] =
       rt.topology_error().empty() ? py::object(py::none()) : py::object(py::str(rt.topology_error()));
+  // The malloc arena limit GRAPHI raised at load (None: glibc's or the user's).
+  d["malloc_arena_max"] = rt.malloc_arena_max() > 0 ? py::object(py::int_(rt.malloc_arena_max()))
+                                                    : py::object(py::none());
   graphi::TeamLayout layout;
   graphi::ReadyPolicy policy;
   std::string source, error;

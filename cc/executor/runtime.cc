@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cc/executor/env_settings.h"
+#include "cc/executor/malloc_arenas.h"
 #include "cc/executor/thread_affinity.h"
 #include "cc/profiler/graph_registry.h"
 
@@ -80,6 +81,8 @@ Runtime::Runtime() {
     }
     topology_.quota_cores = static_cast<int>(topology_.usable_cpus.size());
   }
+  // Before any GRAPHI thread exists (malloc_arenas.h).
+  malloc_arena_max_ = RaiseMallocArenaMax(static_cast<int>(topology_.usable_cpus.size()));
 }
 
 bool Runtime::ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,

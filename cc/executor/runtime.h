@@ -77,6 +77,9 @@ class Runtime {
   // Why discovering the topology failed (the topology is then the affinity
   // mask as single-core tiles); empty when it succeeded.
   const std::string& topology_error() const { return topology_error_; }
+  // The malloc arena limit GRAPHI set when it loaded (malloc_arenas.h), 0 if
+  // it left glibc's alone.
+  int malloc_arena_max() const { return malloc_arena_max_; }
 
   // Sets the layout for later steps. 0 means "environment or default" for
   // that field. Returns false with a message naming the setting and the
@@ -164,6 +167,7 @@ class Runtime {
 
   Topology topology_;           // immutable after construction
   std::string topology_error_;  // immutable after construction
+  int malloc_arena_max_ = 0;    // immutable after construction
 
   Mutex mu_;
   RuntimeSetting configured_ GRAPHI_GUARDED_BY(mu_);
