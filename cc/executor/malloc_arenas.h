@@ -9,7 +9,7 @@
 // 16 arenas. A team leader that shares an arena with a client thread
 // contends on its lock (perf: a fifth of the samples in futex wait/wake
 // under __lll_lock_wait_private), and some processes fell into a slow mode
-// for good: 242-273 requests/s instead of 390-476, in 4 of 11 processes
+// for good: 242-273 requests/s instead of 390-476, in 4 of 12 processes
 // (2-vCPU Xeon, 2026-12-03, 5 s each after 4 s of warm-up). With the limit
 // at 64 (MALLOC_ARENA_MAX=64, or this file), 0 of 18: 380-496.
 //
