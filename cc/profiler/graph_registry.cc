@@ -68,11 +68,6 @@ LoadClass GraphProfile::load_class() const {
   return load_.current();
 }
 
-bool GraphProfile::has_adoption() const {
-  MutexLock l(&mu_);
-  return !adoptions_.empty();
-}
-
 void GraphProfile::ClearAdoption() {
   MutexLock l(&mu_);
   adoptions_ = AdoptionSlots();

@@ -98,7 +98,6 @@ class GraphProfile {
   // The adoption in force for this graph (AdoptionSlots::InForce for its
   // load class now), if any.
   bool adoption(Adoption* out) const;
-  bool has_adoption() const;
 
   // Step timelines: arm the next step, then read what it ran.
   void RecordNextStep() { record_next_.store(true); }
