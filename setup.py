@@ -62,7 +62,9 @@ class BuildNative(build_ext):
                 "-O2", "-fvisibility=hidden", "-Wno-sign-compare", "-Wno-deprecated-declarations",
                 f'-DGRAPHI_BUILT_AGAINST_TF="{tf_version}"',
             ]
-            ext.extra_link_args += lflags + [f"-Wl,-rpath,{tf_lib}", "-pthread"]
+            # TensorFlow's framework library is found where it was at build time, or, for a
+            # wheel installed elsewhere (graphi-tf bundle), beside this package in site-packages.
+            ext.extra_link_args += lflags + [f"-Wl,-rpath,{tf_lib}", "-Wl,-rpath,$ORIGIN/../tensorflow", "-pthread"]
         build_info = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphi_tf", "_build_info.py")
         with open(build_info, "w") as f:
             f.write('"""Written by setup.py: the TensorFlow this build was compiled against."""\n')

@@ -316,7 +316,9 @@ def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
     return "\n".join((text or "").rstrip().splitlines()[-lines:])
 
 
-def _base_env() -> Dict[str, str]:
+def worker_env() -> Dict[str, str]:
+    """The environment of a worker process: this one's, less every GRAPHI_* variable, with
+    TensorFlow's INFO lines off and this graphi_tf first on the path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # `python -m` puts the working directory first on sys.path: run from a source checkout
@@ -414,7 +416,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
     client_argv = ["--clients", ",".join(map(str, clients)), "--duration", str(duration)] if clients else []
-    runner = _Runner(python, _base_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"),
+    runner = _Runner(python, worker_env(), case.to_argv(), timeout, os.path.join(out_dir, "graphi_cache"),
                      client_argv)
     check_case(case, runner)
     os.makedirs(out_dir, exist_ok=True)

@@ -9,6 +9,8 @@
     graphi-tf tune --script FILE.py      tune FILE's build_step() step
     graphi-tf trace --model NAME -o t.json   record one step's timeline (Chrome trace JSON)
     graphi-tf ab --model NAME|--script F stock TensorFlow vs GRAPHI, each arm in its own process
+    graphi-tf bundle --python-version X.Y --out DIR
+                                         an offline wheelhouse for a machine with no package index
 """
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 from graphi_tf import ab as _ab
+from graphi_tf import bundle as _bundle
 from graphi_tf import cli_common
 from graphi_tf import decision as _decision
 from graphi_tf import trace as _trace
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.tune import DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_WARMUP, DISCARD_STEPS_PER_VISIT
 
-SUBCOMMAND_MODULES = (_trace, _ab)
+SUBCOMMAND_MODULES = (_trace, _ab, _bundle)
 """Subcommands with their own module (``add_parser`` / ``run``); info, cache and tune are here."""
 
 

@@ -335,7 +335,7 @@ def test_workers_import_the_running_graphi_tf_even_from_a_directory_that_shadows
     script.write_text(TF1_SCRIPT)
     monkeypatch.chdir(shadow)
     rec = ab.run_process(sys.executable, ["--role", "arm", "--executor", "DEFAULT", "--script", str(script),
-                                          "--warmup", "0", "--steps", "1"], ab._base_env(), 110)
+                                          "--warmup", "0", "--steps", "1"], ab.worker_env(), 110)
     assert rec["ok"], rec["stderr_tail"]
 
 
