@@ -256,19 +256,11 @@ def _native(native: Any) -> Any:
 
 
 def default_settings(native: Any = None) -> List[Setting]:
-    """The settings ``tune`` sweeps by default: every symmetric setting the native layout
-    rules accept on this machine (E×T ≤ usable cores, whole tiles) whose T is 1 or a
-    multiple of the tile size; E=1, T=1 (sequential) is among them."""
-    native = _native(native)
-    info = native.runtime_info()
-    tiles = info.get("tiles") or [[0]]
-    tile_size = max(1, len(tiles[0]))
-    out = []
-    for e, t in native.symmetric_settings():
-        setting = (int(e), int(t))
-        if (setting[1] == 1 or setting[1] % tile_size == 0) and setting not in out:
-            out.append(setting)
-    return out
+    """The settings ``tune`` sweeps by default: the native tuning candidates, the same
+    layouts GRAPHI's online autotuner compares (``TuningCandidates`` in
+    cc/executor/team_layout.h: for each team size 1, tile, 2 x tile, ... as many teams as
+    fit, and 1x1)."""
+    return [(int(e), int(t)) for e, t in _native(native).tuning_candidates()]
 
 
 def _validate_settings(settings: Sequence[Any], allowed: Sequence[Setting]) -> List[Setting]:

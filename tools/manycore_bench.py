@@ -49,7 +49,7 @@ MIN_WARMUP, MAX_WARMUP = 10, 40
 MIN_STEPS, MAX_STEPS = 8, 30
 TUNE_WARMUP, TUNE_STEPS = 3, 5
 TRACE_STEPS = 2
-SETTLE_S = 6.0  # graphi_auto: at most this long exploring after the warm-up (bounded in steps)
+DEFAULT_SETTLE_S = 10.0  # graphi_auto: at most this long exploring after the warm-up (it stops once decided)
 PROBE_STEPS = 3
 MICRO_SHARE = 0.12  # of the budget, at most, for the microbenchmarks
 
@@ -309,24 +309,26 @@ def probe_model(python: str, model: str, size: str) -> Dict[str, Any]:
 
 
 def predict_s(probe: Dict[str, Any], arms: int, rounds: int, layouts: int, warmup: int, steps: int,
-              settle_steps: int) -> float:
-    """Seconds for one model's run_ab: rounds x arms processes, the tuning run, 2 references."""
+              settle_steps: int, tuned: bool = True, trace: bool = True) -> float:
+    """Seconds for one model's run_ab: rounds x arms processes, the tuning run (``tuned``),
+    2 references (``trace``)."""
     step_s, over = probe["step_ms"] / 1e3, probe["overhead_s"]
     arm_s = over + (warmup + steps) * step_s * 1.2
-    tune_s = over + layouts * (TUNE_WARMUP + 6 * (1 + TUNE_STEPS)) * step_s * 1.2
-    ref_s = 2 * (over + (min(warmup, 20) + steps + TRACE_STEPS * 3) * step_s)
+    tune_s = over + layouts * (TUNE_WARMUP + 6 * (1 + TUNE_STEPS)) * step_s * 1.2 if tuned else 0.0
+    ref_s = 2 * (over + (min(warmup, 20) + steps + TRACE_STEPS * 3) * step_s) if trace else 0.0
     settle_s = rounds * settle_steps * step_s
     return rounds * arms * arm_s + tune_s + ref_s + settle_s
 
 
 def plan_model(model: str, size: str, probe: Dict[str, Any], budget_s: float, arms: int, rounds: int,
-               layouts: int) -> Optional[ModelPlan]:
+               layouts: int, settle_s: float = DEFAULT_SETTLE_S, tuned: bool = True,
+               trace: bool = True) -> Optional[ModelPlan]:
     """The most warm-up and timed steps (within bounds) whose predicted time fits ``budget_s``;
     None if even the fewest do not fit."""
-    settle = max(50, min(20000, int(SETTLE_S * 1e3 / probe["step_ms"])))
+    settle = max(50, min(20000, int(settle_s * 1e3 / probe["step_ms"])))
     warmup, steps = MAX_WARMUP, MAX_STEPS
     while True:
-        t = predict_s(probe, arms, rounds, layouts, warmup, steps, settle)
+        t = predict_s(probe, arms, rounds, layouts, warmup, steps, settle, tuned, trace)
         if t <= budget_s:
             return ModelPlan(model, size, warmup, steps, settle, t, probe)
         if warmup > MIN_WARMUP or steps > MIN_STEPS:
@@ -575,6 +577,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--size", default="small", help="model size (default small)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help="A/B rounds (default 2)")
     parser.add_argument("--no-micro", action="store_true", help="skip the microbenchmarks")
+    parser.add_argument("--arms", default=None,
+                        help="comma-separated A/B arms (graphi-tf ab names; default stock_default, the stock "
+                             "points inter x intra = N, graphi_auto, graphi_tuned)")
+    parser.add_argument("--trace-steps", type=int, default=TRACE_STEPS,
+                        help=f"FULL_TRACE steps of the LB reference processes; 0 skips LB (default {TRACE_STEPS})")
+    parser.add_argument("--settle-s", type=float, default=DEFAULT_SETTLE_S,
+                        help="graphi_auto: at most this many seconds of untimed steps while its autotuner "
+                             f"explores (it stops once decided; default {DEFAULT_SETTLE_S:g})")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the measuring processes")
     parser.add_argument("--micro-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -609,9 +619,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cores = int((report.get("micro") or {}).get("graphi_info", {}).get("usable_cores") or ab.usable_cores())
     report["cores"] = cores
     write(report, args.out_dir)
-    arms = ["stock_default", *stock_points(cores), "graphi_auto", "graphi_tuned"]
+    arms = ([a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else
+            ["stock_default", *stock_points(cores), "graphi_auto", "graphi_tuned"])
+    tuned, trace = "graphi_tuned" in arms, args.trace_steps > 0
     report["arms"] = arms
-    layouts = cores.bit_length() + 1  # about the number of symmetric layouts on whole tiles
+    layouts = cores.bit_length() + 1  # about the number of tuning candidates (powers of two, 1x1)
     probes = {}
     for model in models:
         if time.monotonic() > deadline - 20:
@@ -622,7 +634,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                   if p["ok"] else f"FAILED {p['error']}"))
     # Models in priority order while their fewest-steps runs fit; the time left is then
     # shared in proportion to those minimal runs, re-planned before each model.
-    minimal = {m: predict_s(p, len(arms), args.rounds, layouts, MIN_WARMUP, MIN_STEPS, 50)
+    minimal = {m: predict_s(p, len(arms), args.rounds, layouts, MIN_WARMUP, MIN_STEPS, 50, tuned, trace)
                for m, p in probes.items() if p["ok"]}
     kept: List[str] = []
     for model in models:
@@ -637,7 +649,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         left = deadline - time.monotonic()
         pending = [k for k in kept if k not in {c["model"] for c in report["ab"]}]
         share = left * minimal[model] / max(1e-9, sum(minimal[k] for k in pending)) if model in kept else 0.0
-        plan = plan_model(model, args.size, probe, share, len(arms), args.rounds, layouts) if share > 0 else None
+        plan = (plan_model(model, args.size, probe, share, len(arms), args.rounds, layouts, args.settle_s, tuned,
+                           trace) if share > 0 else None)
         if plan is None:
             report["ab"].append({"model": model, "size": args.size, "skipped": (
                 f"does not fit the budget: its fewest steps need about {minimal[model]:.0f} s, {share:.0f} s left "
@@ -654,7 +667,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             doc = ab.run_ab(case, os.path.join(args.out_dir, f"ab_{model}"), arms=arms, warmup=plan.warmup,
                             steps=plan.steps, repeats=args.rounds, tune_warmup=TUNE_WARMUP,
-                            tune_steps=TUNE_STEPS, trace_steps=TRACE_STEPS,
+                            tune_steps=TUNE_STEPS, trace_steps=args.trace_steps,
                             settle_autotune=plan.settle_autotune,
                             timeout=max(120.0, 4 * plan.predicted_s / max(1, len(arms))),
                             python=args.python, png=False)

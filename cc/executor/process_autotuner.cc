@@ -36,16 +36,6 @@ class RuntimeLayoutControl final : public LayoutControl {
 
 }  // namespace
 
-std::vector<LayoutSetting> TuningCandidates(const Topology& topology) {
-  const int tile_size =
-      topology.tiles.empty() ? 1 : std::max<int>(1, static_cast<int>(topology.tiles[0].size()));
-  std::vector<LayoutSetting> out;
-  for (const auto& s : SymmetricSettings(topology)) {
-    if (s.second == 1 || s.second % tile_size == 0) out.push_back(s);
-  }
-  return out;
-}
-
 Autotuner& ProcessAutotuner() {
   static Autotuner* autotuner = [] {
     const Topology& topology = Runtime::Get().topology();

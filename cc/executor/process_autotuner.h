@@ -2,15 +2,12 @@
 // use) and the GraphRegistry (where an autotuned setting is adopted, source
 // "autotuned", with the graph's measured costs).
 //
-// Candidates are the symmetric settings on whole tiles whose team size is 1 or
-// a multiple of the tile size (the settings graphi_tf.tune sweeps by
-// default); the default is DefaultSetting.
+// Candidates are TuningCandidates (team_layout.h; the settings graphi_tf.tune
+// sweeps by default) and the stock setting, the reference.
 //
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_EXECUTOR_PROCESS_AUTOTUNER_H_
 #define GRAPHI_TF_CC_EXECUTOR_PROCESS_AUTOTUNER_H_
-
-#include <vector>
 
 #include "cc/executor/autotuner.h"
 #include "cc/executor/topology.h"
@@ -19,10 +16,6 @@ namespace graphi {
 
 // Created on first use; never destroyed (steps may finish during exit).
 Autotuner& ProcessAutotuner();
-
-// The settings the autotuner (and graphi_tf.tune by default) tries on
-// `topology`.
-std::vector<LayoutSetting> TuningCandidates(const Topology& topology);
 
 }  // namespace graphi
 

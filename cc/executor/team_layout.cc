@@ -222,4 +222,26 @@ std::vector<std::pair<int, int>> SymmetricSettings(const Topology& topology) {
   return settings;
 }
 
+std::vector<std::pair<int, int>> TuningCandidates(const Topology& topology) {
+  const int cores = UsableCores(topology);
+  std::vector<std::pair<int, int>> out;
+  auto add = [&out](int executors, int threads) {
+    const std::pair<int, int> s{executors, threads};
+    if (executors >= 1 && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  if (cores < 1) return out;
+  add(1, 1);
+  add(MaxTeams(topology, 1), 1);
+  int tile = topology.tiles.empty() ? 1 : static_cast<int>(topology.tiles.front().size());
+  tile = std::max(1, std::min(tile, cores));
+  for (int threads = tile; threads <= cores; threads *= 2) {
+    add(MaxTeams(topology, threads), threads);
+  }
+  int e = 1, t = 1;
+  DefaultSetting(topology, &e, &t);
+  add(e, t);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace graphi

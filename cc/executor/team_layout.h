@@ -60,6 +60,15 @@ void DefaultSetting(const Topology& topology, int* executors,
 // (E, T). Useful for sweeping settings in benchmarks and tests.
 std::vector<std::pair<int, int>> SymmetricSettings(const Topology& topology);
 
+// The layouts the autotuner and graphi_tf.tune compare on `topology`, sorted
+// by (E, T): for each team size T in {1, tile, 2 x tile, 4 x tile, ...} up to
+// UsableCores, as many teams of T as BuildTeamLayout accepts (layouts that use
+// the whole machine), plus 1 x 1. Always contains DefaultSetting. On 2 one-CPU
+// tiles: 1x1, 1x2, 2x1; on 16: 1x1, 1x16, 2x8, 4x4, 8x2, 16x1. All symmetric
+// settings would be 50 on 16 cores, more than a few seconds of exploration
+// can visit (docs/design.md, "Manycore").
+std::vector<std::pair<int, int>> TuningCandidates(const Topology& topology);
+
 }  // namespace graphi
 
 #endif  // GRAPHI_CC_EXECUTOR_TEAM_LAYOUT_H_

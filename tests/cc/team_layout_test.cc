@@ -263,5 +263,42 @@ TEST(SymmetricSettingsTest, ContainsTheDefaultSetting) {
             settings.end());
 }
 
+using Settings = std::vector<std::pair<int, int>>;
+
+TEST(TuningCandidatesTest, TwoOneCpuTilesKeepEverySymmetricSetting) {
+  EXPECT_EQ(TuningCandidates(FakeMachine(2, 1)), (Settings{{1, 1}, {1, 2}, {2, 1}}));
+}
+
+TEST(TuningCandidatesTest, SixteenOneCpuTilesAreWholeMachineLayoutsAndSequential) {
+  EXPECT_EQ(TuningCandidates(FakeMachine(16, 1)),
+            (Settings{{1, 1}, {1, 16}, {2, 8}, {4, 4}, {8, 2}, {16, 1}}));
+}
+
+TEST(TuningCandidatesTest, TeamSizesAreMultiplesOfTheTileAndOneThread) {
+  // 68 cpus in 2-cpu tiles: T = 1 and 2, 4, 8, 16, 32, 64; one-thread teams
+  // take one cpu of each tile.
+  EXPECT_EQ(TuningCandidates(FakeMachine(68, 2)),
+            (Settings{{1, 1}, {1, 64}, {2, 32}, {4, 16}, {8, 8}, {17, 4}, {34, 1}, {34, 2}}));
+}
+
+TEST(TuningCandidatesTest, AreValidAndIncludeTheDefault) {
+  for (const std::pair<int, int>& machine :
+       std::vector<std::pair<int, int>>{{68, 2}, {2, 1}, {8, 4}, {6, 0}, {16, 1}, {12, 1}}) {
+    const Topology topology = FakeMachine(machine.first, machine.second);
+    const Settings candidates = TuningCandidates(topology);
+    EXPECT_TRUE(std::is_sorted(candidates.begin(), candidates.end()));
+    const Settings all = SymmetricSettings(topology);
+    for (const std::pair<int, int>& s : candidates) {
+      EXPECT_NE(std::find(all.begin(), all.end(), s), all.end())
+          << s.first << " x " << s.second << " on " << machine.first << " cpus";
+    }
+    int executors = 0;
+    int threads = 0;
+    DefaultSetting(topology, &executors, &threads);
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), std::make_pair(executors, threads)),
+              candidates.end());
+  }
+}
+
 }  // namespace
 }  // namespace graphi

@@ -39,9 +39,10 @@ class FakeNative:
     graph_profile, adopt_setting. Default layout: one team per tile."""
 
     def __init__(self, tiles=([0], [1]), symmetric=((1, 1), (1, 2), (2, 1)), policy="fifo",
-                 source="default"):
+                 source="default", candidates=None):
         self.tiles = [list(t) for t in tiles]
         self.symmetric = [tuple(s) for s in symmetric]
+        self.candidates = None if candidates is None else [tuple(s) for s in candidates]
         self.default = (len(self.tiles), len(self.tiles[0]))
         self.current = self.default
         self.policy = policy
@@ -67,6 +68,9 @@ class FakeNative:
 
     def symmetric_settings(self):
         return list(self.symmetric)
+
+    def tuning_candidates(self):
+        return list(self.candidates if self.candidates is not None else self.symmetric)
 
     def default_setting(self):
         return self.default
@@ -383,14 +387,16 @@ def test_a_chosen_setting_the_environment_overrides_is_reported_as_not_applied()
 # ----------------------------------------------------------------------------- settings
 
 
-def test_default_settings_are_symmetric_ones_with_whole_tiles_or_one_thread():
+def test_default_settings_are_the_native_tuning_candidates():
     native = FakeNative(tiles=([0, 1], [2, 3]),
-                        symmetric=((1, 1), (1, 2), (1, 3), (1, 4), (2, 1), (2, 2), (4, 1)))
-    assert default_settings(native) == [(1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)]
+                        symmetric=((1, 1), (1, 2), (1, 3), (1, 4), (2, 1), (2, 2), (4, 1)),
+                        candidates=((1, 1), (1, 4), (2, 2), (4, 1)))
+    assert default_settings(native) == [(1, 1), (1, 4), (2, 2), (4, 1)]
 
 
 def test_tune_sweeps_the_default_settings_in_order():
-    native = FakeNative(tiles=([0, 1], [2, 3]), symmetric=((1, 1), (1, 2), (1, 3), (2, 2)))
+    native = FakeNative(tiles=([0, 1], [2, 3]), symmetric=((1, 1), (1, 2), (1, 3), (2, 2)),
+                        candidates=((1, 1), (1, 2), (2, 2)))
     result = run_tune(native, FakeStep(native, FakeClock(), step_ms={}), warmup=0, steps=1)
     assert [row.setting for row in result.settings] == [(1, 1), (1, 2), (2, 2)]
     assert not result.default_added
