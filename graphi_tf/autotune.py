@@ -54,14 +54,16 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
     from graphi_tf import decision as _decision
 
     signature = str(decision["signature"])
-    chosen = tuple(int(v) for v in decision["chosen"])
-    default = tuple(int(v) for v in decision["default"])
     rounds = [
         {_decision.parse_setting_label(label): float(ms) for label, ms in round_.items()}
         for round_ in decision["round_medians_ms"]
     ]
     order = [tuple(int(v) for v in s) for s in decision["order"]]
-    verdict = _decision.decide(rounds, default, order)
+    eliminated = {_decision.parse_setting_label(label): int(r)
+                  for label, r in dict(decision.get("eliminated_after_round", {})).items()}
+    # The autotuner's own decision is the record: stored as made, never decided again.
+    verdict = _decision.from_native(decision["decision"], rounds, order, eliminated)
+    chosen = verdict.chosen
     evidence = verdict.to_dict()
     evidence.update(
         method="autotune",
@@ -92,7 +94,7 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         node_count=int(profile.get("node_count", 0)),
         node_costs_ns=list(profile.get("node_costs_ns", [])),
         node_names=list(profile.get("node_names", [])),
-        note=f"autotuned online: {decision['reason']}",
+        note=f"autotuned online: {verdict.reason}",
         tf_version=info.get("tf_version"),
         graphi_tf_version=info.get("version"),
         evidence=evidence,

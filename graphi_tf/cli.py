@@ -24,11 +24,11 @@ from graphi_tf import ab as _ab
 from graphi_tf import bundle as _bundle
 from graphi_tf import cli_common
 from graphi_tf import decision as _decision
-from graphi_tf import trace as _trace
+from graphi_tf import trace_cli as _trace_cli
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.tune import DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_WARMUP, DISCARD_STEPS_PER_VISIT
 
-SUBCOMMAND_MODULES = (_trace, _ab, _bundle)
+SUBCOMMAND_MODULES = (_trace_cli, _ab, _bundle)
 """Subcommands with their own module (``add_parser`` / ``run``); info, cache and tune are here."""
 
 

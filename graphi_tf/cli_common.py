@@ -1,7 +1,7 @@
 """The core every ``graphi-tf`` subcommand shares: the case arguments, the one step builder,
 the error printer and the subcommand dispatch.
 
-A subcommand module (``graphi_tf.cli`` for info, cache and tune; ``graphi_tf.trace``;
+A subcommand module (``graphi_tf.cli`` for info, cache and tune; ``graphi_tf.trace_cli``;
 ``graphi_tf.ab``) has ``add_parser(subparsers)``, which makes its parser with
 ``add_subcommand`` (that records its ``run``), and ``run(args) -> int``, the exit status;
 ``graphi_tf.cli.main`` parses and calls ``dispatch(args)``.

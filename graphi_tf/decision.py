@@ -366,6 +366,38 @@ def decide(
     )
 
 
+def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setting, float]],
+                order: Sequence[Setting], eliminated_after_round: Mapping[Setting, int]) -> Decision:
+    """The ``Decision`` the native rule made (tuning_decision.h; the ``decision`` of an
+    autotuner status, or ``decide_setting``'s result), with the per-round medians it was made
+    from and the rounds after which the autotuner stopped timing a setting. Nothing is
+    decided again here: chosen, reason, ratios, medians and spreads are the native ones, so
+    what is stored is what the autotuner did.
+
+    Raises ValueError (or KeyError) for a malformed native decision."""
+    default = tuple(int(v) for v in native["default"])
+    chosen = tuple(int(v) for v in native["chosen"])
+    rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
+    eliminated = {tuple(s): int(r) for s, r in eliminated_after_round.items()}
+    by_setting = {tuple(int(v) for v in e["setting"]): e for e in native["evidence"]}
+    evidence = []
+    for setting in (tuple(s) for s in order):
+        item = by_setting.get(setting, {"ratios": [], "ratio_median": None, "ratio_spread": None})
+        ratios = tuple(float(r) for r in item["ratios"])
+        evidence.append(SettingEvidence(
+            setting=setting,  # type: ignore[arg-type]
+            round_medians_ms=tuple(m.get(setting) for m in rounds),
+            ratios=ratios,
+            ratio_median=float(item["ratio_median"]) if ratios else None,
+            ratio_spread=float(item["ratio_spread"]) if ratios else None,
+            eliminated_after_round=eliminated.get(setting),
+        ))
+    if chosen not in [ev.setting for ev in evidence]:
+        raise ValueError(f"the native decision chose {setting_label(chosen)}, which is not in order")
+    return Decision(default=default, chosen=chosen, adopted=chosen != default,  # type: ignore[arg-type]
+                    reason=str(native["reason"]), evidence=tuple(evidence))
+
+
 def format_evidence(decision: Decision) -> List[str]:
     """The evidence as aligned text lines: a header, one row per setting (setting, median of
     its round medians in ms, its ratio to the default as median ± spread, rounds compared,

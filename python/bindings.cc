@@ -75,6 +75,8 @@ py::list SettingToList(const graphi::LayoutSetting& s) {
 }
 
 // The autotuner's view of one graph, in milliseconds.
+py::dict DecisionToDict(const graphi::TuningDecision& d);
+
 py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   py::dict d;
   d["state"] = std::string(graphi::AutotuneStateName(st.state));
@@ -110,6 +112,8 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
     eliminated[py::str(graphi::SettingLabel(kv.first))] = kv.second;
   }
   d["eliminated_after_round"] = eliminated;
+  // The decision as the rule made it: Python stores and shows it, never decides again.
+  d["decision"] = decided ? py::object(DecisionToDict(st.decision)) : py::none();
   return d;
 }
 
@@ -238,6 +242,7 @@ py::dict GraphProfileToDict(const std::string& signature) {
 
 py::dict DecisionToDict(const graphi::TuningDecision& d) {
   py::dict out;
+  out["default"] = SettingToList(d.default_setting);
   out["chosen"] = SettingToList(d.chosen);
   out["adopted"] = d.adopted;
   out["reason"] = d.reason;

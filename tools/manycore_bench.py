@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -347,13 +346,11 @@ def summarize_ab(doc: Dict[str, Any], plan: ModelPlan) -> Dict[str, Any]:
     arms = doc["arms"]
     best = doc.get("stock_best") or {}
     auto = arms.get("graphi_auto", {})
-    tuned = arms.get("graphi_tuned", {})
     tune = (doc.get("tune") or {}).get("result") or {}
     layouts = [{"layout": f"{r['executors']}x{r['threads_per_executor']}", "median_ms": r.get("median_ms"),
                 "ratio_to_default": r.get("ratio_median"), "spread": r.get("ratio_spread")}
                for r in tune.get("settings") or []]
     bound = doc.get("bound") or {}
-    settings = [a.get("setting") or {} for a in (auto,)]
     return {
         "model": plan.model, "size": plan.size, "warmup": plan.warmup, "steps": plan.steps,
         "settle_autotune": plan.settle_autotune, "predicted_s": round(plan.predicted_s, 1),
@@ -365,7 +362,7 @@ def summarize_ab(doc: Dict[str, Any], plan: ModelPlan) -> Dict[str, Any]:
                  for name, a in arms.items()},
         "stock_best": best,
         "lead": doc.get("lead"),
-        "graphi_auto_setting": settings[0],
+        "graphi_auto_setting": auto.get("setting") or {},
         "graphi_auto_autotune": auto.get("autotune"),
         "graphi_tuned_best": tune.get("best"),
         "layouts": layouts,

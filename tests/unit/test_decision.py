@@ -247,6 +247,36 @@ def test_setting_evidence_is_frozen():
         ev.ratio_median = 0.1
 
 
+def _native_decision(chosen, reason="native reason"):
+    return {"default": list(D), "chosen": list(chosen), "adopted": tuple(chosen) != D, "reason": reason,
+            "evidence": [{"setting": list(A), "ratios": [0.9, 1.1], "ratio_median": 1.0, "ratio_spread": 0.1,
+                          "qualifies": False},
+                         {"setting": list(D), "ratios": [1.0, 1.0], "ratio_median": 1.0, "ratio_spread": 0.0,
+                          "qualifies": False}]}
+
+
+def test_from_native_stores_the_native_choice_and_reason_without_deciding_again():
+    rounds = rounds_of(D=[10, 10], A=[9, 11])
+    assert decide(rounds, D, [A, D]).chosen == D  # the Python rule would keep the default here
+    made = decision.from_native(_native_decision(A), rounds, [A, D], {})
+    assert (made.chosen, made.adopted, made.reason) == (A, True, "native reason")
+    assert made.evidence_for(A).ratios == (0.9, 1.1)
+    assert made.evidence_for(A).round_medians_ms == (9, 11)
+
+
+def test_from_native_takes_eliminations_from_the_autotuner_and_leaves_untimed_settings_empty():
+    rounds = rounds_of(D=[10, 10], A=[13, 13])
+    made = decision.from_native(_native_decision(D), rounds, [B, A, D], {A: 1})
+    assert made.evidence_for(A).eliminated_after_round == 1
+    assert made.evidence_for(B).ratios == () and made.evidence_for(B).ratio_median is None
+    assert Decision.from_dict(json.loads(json.dumps(made.to_dict()))) == made
+
+
+def test_from_native_rejects_a_choice_outside_the_order():
+    with pytest.raises(ValueError, match="chose 1x1, which is not in order"):
+        decision.from_native(_native_decision(B), rounds_of(D=[10, 10]), [A, D], {})
+
+
 def test_the_module_imports_neither_tensorflow_nor_the_native_library():
     code = ("import sys, importlib.util; "
             "spec = importlib.util.spec_from_file_location('d', sys.argv[1]); "

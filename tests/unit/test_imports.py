@@ -1,10 +1,14 @@
-"""graphi_tf's modules import each other without a cycle and use no other module's private names.
+"""graphi_tf's modules import each other without a cycle, the package root included, use no
+other module's private names, and ``import graphi_tf`` loads the library only, never the lab.
 
 Read from the source with ast (nothing is imported), so a cycle through an import inside a
-function, which Python tolerates at import time, is found too.
+function, which Python tolerates at import time, is found too; the last test also imports
+graphi_tf in a fresh process and lists what it loaded.
 """
 import ast
 import pathlib
+import subprocess
+import sys
 from typing import Dict, List, Optional, Set
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -23,6 +27,15 @@ def _modules() -> Dict[str, pathlib.Path]:
 
 
 MODULES = _modules()
+
+LIBRARY = frozenset({
+    "graphi_tf", "graphi_tf._cli_logging", "graphi_tf._loader", "graphi_tf._build_info",
+    "graphi_tf._graphi_tf", "graphi_tf._argtypes", "graphi_tf.config", "graphi_tf.info",
+    "graphi_tf.tune", "graphi_tf.cache", "graphi_tf.decision", "graphi_tf.stepstats",
+    "graphi_tf.autotune", "graphi_tf.trace", "graphi_tf.version",
+})
+"""The library: what ``import graphi_tf`` may load. Everything else (the A/B lab, the models,
+the command line, the bundle) is loaded only by who uses it."""
 
 
 def _imported(node: ast.AST, current: str) -> List[str]:
@@ -43,18 +56,27 @@ def _imported(node: ast.AST, current: str) -> List[str]:
     return [f"{source}.{a.name}" if f"{source}.{a.name}" in MODULES else source for a in node.names]
 
 
-def _graph() -> Dict[str, Set[str]]:
-    """module -> the graphi_tf modules it imports anywhere in its file. An import of the
-    package ``graphi_tf`` itself is left out: importing any of its modules imports it first,
-    so that edge is implied by every other one (and ``import graphi_tf`` in a function only
-    makes sure the native library is loaded)."""
+def _graph(root_edges: bool = True) -> Dict[str, Set[str]]:
+    """module -> the graphi_tf modules it imports anywhere in its file, the package root
+    (``import graphi_tf``, ``from graphi_tf import configure``) included. Importing a module
+    imports its package first; that implied edge is not listed."""
     graph: Dict[str, Set[str]] = {}
     for name, path in MODULES.items():
         edges = set()
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            edges.update(m for m in _imported(node, name) if m != PACKAGE and m != name)
+            edges.update(m for m in _imported(node, name) if m != name and (root_edges or m != PACKAGE))
         graph[name] = edges
     return graph
+
+
+def _reachable(graph: Dict[str, Set[str]], start: str) -> Set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
 
 
 def _find_cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
@@ -87,14 +109,30 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():
     graph = {"graphi_tf.a": {"graphi_tf.b"}, "graphi_tf.b": {"graphi_tf.c"}, "graphi_tf.c": {"graphi_tf.a"},
              "graphi_tf.d": {"graphi_tf.a"}}
     assert _find_cycle(graph) == ["graphi_tf.a", "graphi_tf.b", "graphi_tf.c", "graphi_tf.a"]
-    tree = ast.parse("def run():\n    from graphi_tf import cli\n")
-    assert [m for node in ast.walk(tree) for m in _imported(node, "graphi_tf.trace")] == ["graphi_tf.cli"]
+    tree = ast.parse("def run():\n    from graphi_tf import cli\n    import graphi_tf\n")
+    assert sorted(m for node in ast.walk(tree) for m in _imported(node, "graphi_tf.trace")) == [
+        "graphi_tf", "graphi_tf.cli"]
 
 
-def test_no_import_cycle_between_graphi_tf_modules():
+def test_no_import_cycle_between_graphi_tf_modules_the_package_root_included():
     graph = _graph()
     assert graph["graphi_tf.cli"] and graph["graphi_tf.trace"]  # the analysis saw the modules and imports
+    assert "graphi_tf" in graph["graphi_tf.ab"]  # and the root's edges
     assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
+
+
+def test_the_package_root_reaches_only_library_modules():
+    reached = _reachable(_graph(), PACKAGE)
+    assert "graphi_tf.tune" in reached  # the analysis followed the root's imports
+    assert reached <= LIBRARY, sorted(reached - LIBRARY)
+
+
+def test_import_graphi_tf_loads_no_lab_or_model_module():
+    code = "import sys, graphi_tf; print(' '.join(m for m in sys.modules if m.split('.')[0] == 'graphi_tf'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240,
+                         cwd=str(ROOT), check=True).stdout.split()
+    assert "graphi_tf.config" in out
+    assert set(out) <= LIBRARY, sorted(set(out) - LIBRARY)
 
 
 def test_no_module_imports_another_modules_private_name():
