@@ -96,38 +96,52 @@ def wheel_requirements(path: str) -> List[str]:
 def select_wheels(root: str, wheels: Dict[str, str], have: Dict[str, str],
                   python_version: str) -> Tuple[List[str], Dict[str, str]]:
     """The wheels the target needs: starting at project ``root``, every requirement (markers
-    evaluated for Python ``python_version``, no extras) that the target's ``have`` version
-    does not satisfy is taken from ``wheels`` (canonical name -> path) and followed.
+    evaluated for Python ``python_version``, with the extras a requirement asks for) that the
+    target's ``have`` version does not satisfy is taken from ``wheels`` (canonical name ->
+    path) and followed.
 
     Returns (the paths in dependency order, root first; {project: why it was left out}).
     Raises BundleError if a needed project has no wheel."""
     from packaging.requirements import Requirement  # pip's own vocabulary; imported on use
 
-    environment = {"python_version": python_version, "python_full_version": f"{python_version}.0",
-                   "extra": ""}
+    def applies(req: Any, extras: frozenset) -> bool:
+        if req.marker is None:
+            return True
+        return any(req.marker.evaluate({"python_version": python_version,
+                                        "python_full_version": f"{python_version}.0", "extra": extra})
+                   for extra in ({""} | set(extras)))
+
     chosen: List[str] = []
     skipped: Dict[str, str] = {}
+    extras_of: Dict[str, frozenset] = {root: frozenset()}
     queue = [root]
-    seen = {root}
+    done: set = set()
     while queue:
         name = queue.pop(0)
+        if name in done:
+            continue
+        done.add(name)
         path = wheels.get(name)
         if path is None:
             raise BundleError(f"no wheel of {name!r} was downloaded; it is required by the bundle")
-        chosen.append(path)
+        if path not in chosen:
+            chosen.append(path)
         for text in wheel_requirements(path):
             req = Requirement(text)
-            if req.marker is not None and not req.marker.evaluate(environment):
+            if not applies(req, extras_of[name]):
                 continue
             dep = canonical_name(req.name)
-            if dep in seen:
+            if dep in extras_of and not (set(req.extras) - extras_of[dep]):
                 continue
-            if dep in have and req.specifier.contains(have[dep], prereleases=True):
+            if dep not in extras_of and dep in have and req.specifier.contains(have[dep], prereleases=True) \
+                    and not req.extras:
                 skipped.setdefault(dep, f"the target has {dep}=={have[dep]} ({req})")
                 continue
-            seen.add(dep)
+            extras_of[dep] = extras_of.get(dep, frozenset()) | frozenset(req.extras)
             skipped.pop(dep, None)
-            queue.append(dep)
+            done.discard(dep)  # new extras: follow it again
+            if dep not in queue:
+                queue.append(dep)
     return chosen, skipped
 
 

@@ -123,6 +123,21 @@ def test_have_leaves_out_satisfied_requirements_and_their_dependencies(tmp_path)
     assert set(left_out) == {"numpy-like", "proto-like"}  # and deep-dep is not followed
 
 
+def test_a_requirement_with_extras_brings_the_extras_dependencies(tmp_path):
+    d = str(tmp_path)
+    wheels = {
+        "graphi-tf": _fake_wheel(d, "graphi-tf", "0.1.0", ["lib-like[fast]", "other-like"]),
+        "other-like": _fake_wheel(d, "other-like", "1.0", ["lib-like"]),
+        "lib-like": _fake_wheel(d, "lib-like", "1.0", ["speed-like; extra == 'fast'", "docs-like; extra == 'docs'"]),
+        "speed-like": _fake_wheel(d, "speed-like", "1.0"),
+        "docs-like": _fake_wheel(d, "docs-like", "1.0"),
+    }
+    chosen, _ = bundle.select_wheels("graphi-tf", wheels, {}, "3.12")
+    names = [bundle.wheel_project(p)[0] for p in chosen]
+    assert sorted(names) == ["graphi-tf", "lib-like", "other-like", "speed-like"]
+    assert len(names) == len(set(names))
+
+
 def test_read_have_takes_name_version_lines_only(tmp_path):
     freeze = tmp_path / "freeze.txt"
     freeze.write_text("Google_Pasta==0.2.0\nnumpy==2.5.2\n-e git+https://x/y#egg=z\n"
