@@ -48,16 +48,16 @@ def build(graph_name: str) -> Any:
     graph = tf.Graph()
     with graph.as_default():
         if graph_name == "chain":
-            one = tf1.Variable(1.0)
-            y = one.read_value()
+            one = tf1.Variable(1.0).read_value()  # read once: the step is the adds
+            y = one
             for _ in range(2000):
                 y = y + one
             fetch = y.op
         elif graph_name == "chains":
-            one = tf1.Variable(1.0)
+            one = tf1.Variable(1.0).read_value()
             ends = []
             for _ in range(250):
-                y = one.read_value()
+                y = one
                 for _ in range(8):
                     y = y + one
                 ends.append(y)
