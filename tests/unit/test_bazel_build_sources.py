@@ -54,7 +54,7 @@ def _string_list(node: ast.AST) -> list:
 def _flag(node: ast.AST) -> str:
     """One flag, with any build-time value replaced by VALUE."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
+        return node.value.replace("$$", "$")  # Bazel's escape of "$" (setup.py has none)
     if isinstance(node, ast.Name):
         return VALUE
     if isinstance(node, ast.JoinedStr):  # f"-Wl,-rpath,{tf_lib}"
