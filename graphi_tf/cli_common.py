@@ -40,9 +40,10 @@ graphi_tf.models.lstm, overriding the --size's."""
 Runner = Callable[[argparse.Namespace], int]
 
 
-class UsageError(Exception):
-    """A command-line argument that parsing could not check is wrong (exit status 2); the
-    message names it and what is allowed."""
+UsageError = _external.UsageError
+"""A case or argument that parsing could not check is wrong (exit status 2); the message
+names it and what is allowed. One class for the whole command line: the external models
+raise it too."""
 
 
 def error(message: str, code: int = 2) -> int:
@@ -104,10 +105,7 @@ def _external_from_args(args: argparse.Namespace, lstm_flags: bool) -> Optional[
     external_given = given.get("saved_model") is not None or given.get("keras_model") is not None
     if lstm_flags and not external_given:
         args = argparse.Namespace(**dict(given, batch=None))
-    try:
-        return _external.from_args(args) if "saved_model" in given else None
-    except _external.UsageError as e:
-        raise UsageError(str(e)) from None
+    return _external.from_args(args) if "saved_model" in given else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,10 +196,7 @@ def check_case(case: Case) -> None:
     if case.script:
         check_script(case.script)
     if case.external is not None:
-        try:
-            case.external.check()
-        except _external.UsageError as e:
-            raise UsageError(str(e)) from None
+        case.external.check()
 
 
 def check_script(path: str) -> None:
@@ -261,10 +256,7 @@ def build_step(case: Case, *, executor: str = "GRAPHI", inter_op: Optional[int] 
     if case.script:
         return load_script_step(case.script)
     if case.external is not None:
-        try:
-            return case.external.build_step(executor, seed=case.seed, inter_op=inter_op, intra_op=intra_op)
-        except _external.UsageError as e:
-            raise UsageError(str(e)) from None
+        return case.external.build_step(executor, seed=case.seed, inter_op=inter_op, intra_op=intra_op)
     return _model_step(case, executor, inter_op, intra_op)
 
 

@@ -145,3 +145,13 @@ def test_no_module_imports_another_modules_private_name():
                     if private and f"{node.module}.{alias.name}" not in MODULES:
                         offenders.append(f"{name}: from {node.module} import {alias.name}")
     assert offenders == []
+
+
+def test_the_package_defines_one_usage_error_class():
+    defined = [name for name, path in MODULES.items()
+               for node in ast.walk(ast.parse(path.read_text(), str(path)))
+               if isinstance(node, ast.ClassDef) and node.name == "UsageError"]
+    assert defined == ["graphi_tf.external_models"]
+    from graphi_tf import cli_common, external_models
+
+    assert cli_common.UsageError is external_models.UsageError
