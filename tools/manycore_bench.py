@@ -158,6 +158,7 @@ def micro_worker(budget_s: float, rounds: int) -> Dict[str, Any]:
     import tensorflow as tf
 
     import graphi_tf
+    from graphi_tf import stepstats
 
     deadline = time.monotonic() + budget_s
     info = graphi_tf.info()
@@ -198,13 +199,8 @@ def micro_worker(budget_s: float, rounds: int) -> Dict[str, Any]:
         sessions[executor].run(init)
 
     def timed(sess: Any, fetch: Any, reps: int) -> float:
-        sess.run(fetch)
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            sess.run(fetch)
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
+        """Seconds: the median of ``reps`` runs after one."""
+        return stepstats.median(stepstats.time_steps(lambda: sess.run(fetch), reps, untimed=1)) / 1e3
 
     # Pinning: N one-thread teams, one step, then each team thread's Cpus_allowed_list.
     try:
@@ -223,7 +219,7 @@ def micro_worker(budget_s: float, rounds: int) -> Dict[str, Any]:
     scaling: Dict[str, List[Dict[str, Any]]] = {"gemm": [], "eltwise": []}
     flops = 2.0 * n ** 3
     for threads in powers_up_to(cores):
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline and scaling["gemm"]:  # past the budget: at least one point
             break
         try:
             graphi_tf.configure(1, threads)
@@ -241,7 +237,7 @@ def micro_worker(budget_s: float, rounds: int) -> Dict[str, Any]:
 
     concurrent = []
     for k in powers_up_to(cores)[1:]:
-        if time.monotonic() > deadline or cores % k:
+        if (time.monotonic() > deadline and concurrent) or cores % k:
             continue
         fetch = branches[:k]
         try:

@@ -85,6 +85,8 @@ def build(graph_name: str) -> Any:
 def worker(graph_name: str, executor: str, inter: int, intra: int, warmup: int, steps: int) -> Dict[str, Any]:
     import tensorflow as tf
 
+    from graphi_tf import stepstats
+
     tf1 = tf.compat.v1
     if executor == "GRAPHI":
         import graphi_tf  # noqa: F401  (registers the executor)
@@ -102,14 +104,8 @@ def worker(graph_name: str, executor: str, inter: int, intra: int, warmup: int, 
         options = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
         sess.run(fetch, options=options, run_metadata=run_metadata)  # counts the nodes a step runs
         nodes = sum(len(d.node_stats) for d in run_metadata.step_stats.dev_stats)
-        for _ in range(warmup):
-            sess.run(fetch)
-        times = []
-        for _ in range(steps):
-            t0 = time.perf_counter_ns()
-            sess.run(fetch)
-            times.append(time.perf_counter_ns() - t0)
-    result = {"ok": True, "nodes": nodes, "median_step_ns": statistics.median(times)}
+        times_ms = stepstats.time_steps(lambda: sess.run(fetch), steps, untimed=warmup)
+    result = {"ok": True, "nodes": nodes, "median_step_ns": stepstats.median(times_ms) * 1e6}
     if executor == "GRAPHI":
         import graphi_tf
 
@@ -123,14 +119,6 @@ def worker(graph_name: str, executor: str, inter: int, intra: int, warmup: int, 
 # --------------------------------------------------------------------------- orchestrator
 
 
-def powers_up_to(n: int) -> List[int]:
-    out, v = [], 1
-    while v <= n:
-        out.append(v)
-        v *= 2
-    return out
-
-
 def arms(python: str) -> List[Dict[str, Any]]:
     """Stock at its pool points and defaults; GRAPHI in each tuning candidate and 'stock'."""
     probe = subprocess.run([python, "-c", "import graphi_tf, json; from graphi_tf import _loader; "
@@ -139,10 +127,12 @@ def arms(python: str) -> List[Dict[str, Any]]:
     if probe.returncode != 0:
         raise RuntimeError(f"could not list GRAPHI's tuning candidates: {probe.stderr[-1000:]}")
     candidates = json.loads(probe.stdout.strip().splitlines()[-1])
+    from graphi_tf.ab import sweep_values  # the stock sweep of graphi-tf ab: powers of two up to the cores
+
     cores = len(os.sched_getaffinity(0))
     out = [{"name": "stock_default", "executor": "DEFAULT", "inter": 0, "intra": 0, "env": {}}]
-    for i in powers_up_to(cores):
-        for a in powers_up_to(cores):
+    for i in sweep_values(cores):
+        for a in sweep_values(cores):
             out.append({"name": f"stock_i{i}_a{a}", "executor": "DEFAULT", "inter": i, "intra": a, "env": {}})
     for e, t in candidates:
         out.append({"name": f"graphi_{e}x{t}", "executor": "GRAPHI", "inter": 0, "intra": 0,
