@@ -88,8 +88,8 @@ def auto_tune_enabled() -> bool:
     """Whether automatic behaviour is on: ``GRAPHI_TUNE`` unset, empty or 1 (the default).
 
     ``GRAPHI_TUNE=0`` turns it off: cached settings are not applied (and the native
-    runtime falls back to the fifo policy). Any other value is reported once and, like the
-    native runtime does, treated as on.
+    runtime falls back to the fifo policy). Any other value is reported once and nothing is
+    applied: the native runtime refuses to run a GRAPHI step until it is mended.
     """
     raw = os.environ.get(ENV_TUNE, "")
     if raw == "0":
@@ -97,8 +97,10 @@ def auto_tune_enabled() -> bool:
     if raw not in ("", "1"):
         _report_once(
             f"env:{ENV_TUNE}={raw}",
-            f"{ENV_TUNE}={raw!r} is invalid; allowed: 0 (off) or 1 (on). Using 1.",
+            f"{ENV_TUNE}={raw!r} is invalid; allowed: 0 (off) or 1 (on). No cached setting is applied, "
+            "and GRAPHI steps fail until it is mended.",
         )
+        return False
     return True
 
 

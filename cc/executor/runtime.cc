@@ -25,6 +25,19 @@ bool ReadLayoutEnv(const char* name, int* value, std::string* error) {
 
 namespace {
 
+// GRAPHI_TUNE: unset or "1" on, "0" off: everything automatic (cached and
+// tuned settings, critical-path ranks, autotuning). Any other value is an
+// error naming it, as for every GRAPHI_* setting.
+bool AutomaticFromEnv(std::string* error, bool* on) {
+  const EnvInt tune = ReadEnvSwitch("GRAPHI_TUNE", /*default_on=*/true);
+  if (!tune.ok()) {
+    if (error != nullptr) *error = tune.error;
+    return false;
+  }
+  *on = tune.value == 1;
+  return true;
+}
+
 // GRAPHI_AUTOTUNE: unset or "1" on, "0" off; GRAPHI_TUNE=0 also turns it off.
 bool AutotuneFromEnv(std::string* error, bool* enabled) {
   const EnvInt autotune = ReadEnvSwitch("GRAPHI_AUTOTUNE", /*default_on=*/true);
@@ -32,10 +45,9 @@ bool AutotuneFromEnv(std::string* error, bool* enabled) {
     if (error != nullptr) *error = autotune.error;
     return false;
   }
-  bool on = autotune.value == 1;
-  const char* tune = std::getenv("GRAPHI_TUNE");
-  if (tune != nullptr && std::string(tune) == "0") on = false;
-  if (enabled != nullptr) *enabled = on;
+  bool automatic = true;
+  if (!AutomaticFromEnv(error, &automatic)) return false;
+  if (enabled != nullptr) *enabled = autotune.value == 1 && automatic;
   return true;
 }
 
@@ -163,9 +175,9 @@ bool Runtime::StockInForce() const {
 }
 
 bool Runtime::ResolvePolicyLocked(ReadyPolicy* policy, std::string* error) {
-  const char* tune = std::getenv("GRAPHI_TUNE");
-  const bool auto_tune = tune == nullptr || std::string(tune) != "0";
-  *policy = auto_tune ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
+  bool automatic = true;
+  if (!AutomaticFromEnv(error, &automatic)) return false;
+  *policy = automatic ? ReadyPolicy::kCriticalPathFirst : ReadyPolicy::kFifo;
   const char* env_policy = std::getenv("GRAPHI_POLICY");
   if (configured_.policy_set) {
     *policy = configured_.policy;

@@ -478,7 +478,7 @@ def test_apply_cached_entries_reports_an_entry_native_refuses_and_goes_on(cache_
     assert [a[0] for a in native.adopted] == ["00000000000000bb"]
 
 
-def test_invalid_graphi_tune_value_is_reported_and_treated_as_on(monkeypatch):
+def test_invalid_graphi_tune_value_is_reported_and_nothing_is_applied(monkeypatch):
     monkeypatch.setenv("GRAPHI_TUNE", "maybe")
-    with pytest.warns(cache.GraphiCacheWarning, match="GRAPHI_TUNE='maybe' is invalid"):
-        assert cache.auto_tune_enabled() is True
+    with pytest.warns(cache.GraphiCacheWarning, match="GRAPHI_TUNE='maybe' is invalid; allowed: 0 .* or 1"):
+        assert cache.auto_tune_enabled() is False
