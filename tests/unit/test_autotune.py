@@ -196,26 +196,16 @@ def test_an_environment_layout_is_never_overridden(tmp_path):
     assert out["main"]["autotune"]["state"] == "waiting"
 
 
-def test_an_invalid_graphi_autotune_names_the_setting(tmp_path):
+@pytest.mark.parametrize("switch", ["GRAPHI_AUTOTUNE", "GRAPHI_TUNE"])
+def test_an_invalid_switch_names_the_setting(tmp_path, switch):
     script = tmp_path / "step.py"
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"), GRAPHI_AUTOTUNE="maybe")
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"), **{switch: "maybe"})
     done = subprocess.run([sys.executable, str(script), "3"], env=env, capture_output=True,
                           text=True, timeout=200)
     assert done.returncode != 0
-    assert "GRAPHI_AUTOTUNE='maybe' is not a valid setting; allowed: 0 (off) or 1 (on" in done.stderr
-
-
-def test_an_invalid_graphi_tune_names_the_setting(tmp_path):
-    script = tmp_path / "step.py"
-    script.write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"), GRAPHI_TUNE="maybe")
-    done = subprocess.run([sys.executable, str(script), "3"], env=env, capture_output=True,
-                          text=True, timeout=200)
-    assert done.returncode != 0
-    assert "GRAPHI_TUNE='maybe' is not a valid setting; allowed: 0 (off) or 1 (on" in done.stderr
+    assert f"{switch}='maybe' is not a valid setting; allowed: 0 (off) or 1 (on" in done.stderr
 
 
 def test_the_native_rule_decides_like_graphi_tf_decision():
