@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cc/util/check.h"
 #include "cc/util/clock.h"
 
 namespace graphi {
@@ -60,6 +61,23 @@ int StealList::FreeThievesForLocked(int owner) const {
   return n;
 }
 
+void StealList::CheckInvariantLocked() const {
+#ifndef NDEBUG
+  for (int owner = 0; owner < num_teams_; ++owner) {
+    int marked = 0;
+    for (const std::shared_ptr<Token>& t : listed_[owner]) marked += t->deferred ? 1 : 0;
+    // deferred_ counts the listed tokens reserved for a thief ...
+    GRAPHI_DCHECK(deferred_[owner] == marked);
+    // ... and never exceeds the free thieves that will claim them (the header's invariant).
+    GRAPHI_DCHECK(deferred_[owner] >= 0 && deferred_[owner] <= FreeThievesForLocked(owner));
+  }
+  for (int team = 0; team < num_teams_; ++team) {
+    GRAPHI_DCHECK(state_[team] >= 0 && state_[team] <= 2);
+    GRAPHI_DCHECK(free_[team].load(std::memory_order_relaxed) == (state_[team] == 1 ? 1 : 0));
+  }
+#endif
+}
+
 StealList::Closure StealList::OwnerCopy(const std::shared_ptr<Token>& token) {
   return [token]() {
     if (!token->Claim()) return;  // a thief ran it
@@ -93,6 +111,7 @@ bool StealList::Push(int owner, Closure block) {
     } else {
       sink = sinks_[owner];
     }
+    CheckInvariantLocked();
   }
   if (copy) {
     if (sink) {
@@ -138,6 +157,7 @@ void StealList::BeginStealing(int thief) {
   MutexLock l(&mu_);
   state_[thief] = 1;
   free_[thief].store(1, std::memory_order_relaxed);
+  CheckInvariantLocked();
 }
 
 void StealList::EndStealing(int thief) {
@@ -147,6 +167,7 @@ void StealList::EndStealing(int thief) {
     state_[thief] = 0;
     free_[thief].store(0, std::memory_order_relaxed);
     RebalanceLocked(&flush);
+    CheckInvariantLocked();
   }
   SendToOwners(&flush);
 }
@@ -178,6 +199,7 @@ bool StealList::RunOne(int thief) {
     // This thief is no longer free: blocks reserved beyond the remaining free
     // thieves go to their owners.
     RebalanceLocked(&flush);
+    CheckInvariantLocked();
   }
   SendToOwners(&flush);
   const int owner = token->owner;
@@ -197,6 +219,7 @@ bool StealList::RunOne(int thief) {
     MutexLock l(&mu_);
     state_[thief] = 1;
     free_[thief].store(1, std::memory_order_relaxed);
+    CheckInvariantLocked();
   }
   return true;
 }

@@ -113,6 +113,9 @@ class StealList {
   void RebalanceLocked(std::vector<std::shared_ptr<Token>>* flush)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int FreeThievesForLocked(int owner) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Debug builds (no NDEBUG): GRAPHI_DCHECKs the invariant above after every
+  // change under mu_; release builds compile it to nothing.
+  void CheckInvariantLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendToOwners(std::vector<std::shared_ptr<Token>>* flush);
   static Closure OwnerCopy(const std::shared_ptr<Token>& token);
 
