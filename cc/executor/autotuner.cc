@@ -1,7 +1,6 @@
 #include "cc/executor/autotuner.h"
 
 #include <algorithm>
-#include <cassert>
 
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
@@ -26,7 +25,7 @@ const char* AutotuneStateName(AutotuneState state) {
 
 Autotuner::Autotuner(AutotuneOptions options, LayoutControl* control)
     : options_(std::move(options)), control_(control) {
-  assert(std::find(options_.candidates.begin(), options_.candidates.end(),
+  GRAPHI_DCHECK(std::find(options_.candidates.begin(), options_.candidates.end(),
                    options_.default_setting) != options_.candidates.end());
 }
 

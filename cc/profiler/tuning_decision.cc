@@ -1,8 +1,9 @@
 #include "cc/profiler/tuning_decision.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstdio>
+
+#include "cc/util/check.h"
 
 namespace graphi {
 
@@ -12,7 +13,7 @@ std::string SettingLabel(const LayoutSetting& setting) {
 }
 
 double MedianOf(std::vector<double> values) {
-  assert(!values.empty());
+  GRAPHI_DCHECK(!values.empty());
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
