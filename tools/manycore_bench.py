@@ -113,13 +113,11 @@ def machine_summary() -> Dict[str, Any]:
 
 
 def powers_up_to(n: int) -> List[int]:
-    out, v = [], 1
-    while v <= n:
-        out.append(v)
-        v *= 2
-    if out[-1] != n:
-        out.append(n)
-    return out
+    """graphi-tf ab's stock sweep (powers of two up to ``n``), and ``n`` itself."""
+    from graphi_tf.ab import sweep_values
+
+    values = sweep_values(n)
+    return values if values[-1] == n else values + [n]
 
 
 def team_threads_affinity() -> List[Dict[str, str]]:

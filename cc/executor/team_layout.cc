@@ -234,12 +234,11 @@ std::vector<std::pair<int, int>> TuningCandidates(const Topology& topology) {
   add(MaxTeams(topology, 1), 1);
   int tile = topology.tiles.empty() ? 1 : static_cast<int>(topology.tiles.front().size());
   tile = std::max(1, std::min(tile, cores));
+  // T = tile is DefaultSetting's team size, with as many teams as fit: the
+  // default is among these.
   for (int threads = tile; threads <= cores; threads *= 2) {
     add(MaxTeams(topology, threads), threads);
   }
-  int e = 1, t = 1;
-  DefaultSetting(topology, &e, &t);
-  add(e, t);
   std::sort(out.begin(), out.end());
   return out;
 }
