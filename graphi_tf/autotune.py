@@ -2,7 +2,7 @@
 
 The native executor tunes the team layout of a process's main graph online, during its
 first steps, by the same interleaved, do-no-harm rule as ``graphi_tf.tune``
-(``graphi_tf.decision``; the C++ twin is ``cc/profiler/tuning_decision.h``), then adopts
+(``graphi_tf.decision``; the C++ twin is ``cc/tuning/tuning_decision.h``), then adopts
 the result. This module writes each decision into the cache (``graphi_tf.cache``), so a
 later process that runs the same graph starts from it and does not explore again.
 

@@ -165,7 +165,7 @@ def _canonical_fingerprint(fingerprint: Mapping[str, Any]) -> dict:
         ) from e
 
 
-# The load classes a setting is tuned for (cc/profiler/load_class.h): one step at a
+# The load classes a setting is tuned for (cc/tuning/load_class.h): one step at a
 # time, or steps overlapping (concurrent requests).
 LOAD_ALONE = "alone"
 LOAD_UNDER_LOAD = "under_load"

@@ -258,7 +258,7 @@ def _native(native: Any) -> Any:
 def default_settings(native: Any = None) -> List[Setting]:
     """The settings ``tune`` sweeps by default: the native tuning candidates, the same
     layouts GRAPHI's online autotuner compares (``TuningCandidates`` in
-    cc/executor/team_layout.h: for each team size 1, tile, 2 x tile, ... as many teams as
+    cc/teams/team_layout.h: for each team size 1, tile, 2 x tile, ... as many teams as
     fit, and 1x1)."""
     return [(int(e), int(t)) for e, t in _native(native).tuning_candidates()]
 

@@ -14,15 +14,15 @@
 #include <utility>
 #include <vector>
 
-#include "cc/executor/autotuner.h"
+#include "cc/tuning/autotuner.h"
 #include "cc/executor/process_autotuner.h"
-#include "cc/executor/ready_queue.h"
+#include "cc/teams/ready_queue.h"
 #include "cc/executor/runtime.h"
-#include "cc/executor/team_layout.h"
-#include "cc/executor/topology.h"
-#include "cc/profiler/adoption.h"
+#include "cc/teams/team_layout.h"
+#include "cc/platform/topology.h"
+#include "cc/tuning/adoption.h"
 #include "cc/profiler/graph_registry.h"
-#include "cc/profiler/tuning_decision.h"
+#include "cc/tuning/tuning_decision.h"
 
 #ifndef GRAPHI_BUILT_AGAINST_TF
 #define GRAPHI_BUILT_AGAINST_TF "unknown"

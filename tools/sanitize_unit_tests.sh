@@ -28,19 +28,19 @@ MODES=("$@")
 # Keep in step with LIBRARY_SOURCES in tests/unit/test_cc_unit_tests.py
 # (tests/unit/test_sanitize_scripts.py checks it).
 TF_FREE_SOURCES=(
-  cc/executor/topology.cc
-  cc/executor/env_settings.cc
-  cc/executor/team_layout.cc
-  cc/executor/ready_queue.cc
-  cc/executor/step_order.cc
-  cc/executor/scheduler.cc
-  cc/executor/steal_list.cc
-  cc/executor/thread_affinity.cc
-  cc/executor/autotuner.cc
-  cc/profiler/adoption.cc
+  cc/platform/topology.cc
+  cc/platform/env_settings.cc
+  cc/teams/team_layout.cc
+  cc/teams/ready_queue.cc
+  cc/teams/step_order.cc
+  cc/teams/scheduler.cc
+  cc/teams/steal_list.cc
+  cc/platform/thread_affinity.cc
+  cc/tuning/autotuner.cc
+  cc/tuning/adoption.cc
   cc/profiler/cost_model.cc
-  cc/profiler/load_class.cc
-  cc/profiler/tuning_decision.cc
+  cc/tuning/load_class.cc
+  cc/tuning/tuning_decision.cc
 )
 mapfile -t TESTS < <(find tests/cc -name '*_test.cc' ! -name executor_conformance_test.cc | sort)
 

@@ -20,9 +20,9 @@
 #include <string>
 #include <utility>
 
-#include "cc/executor/caller_queue.h"
-#include "cc/executor/scheduler.h"
-#include "cc/executor/step_order.h"
+#include "cc/teams/caller_queue.h"
+#include "cc/teams/scheduler.h"
+#include "cc/teams/step_order.h"
 #include "cc/profiler/execution_observer.h"
 #include "cc/profiler/timeline_recorder.h"
 #include "cc/util/check.h"

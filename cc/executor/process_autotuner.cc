@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cc/executor/runtime.h"
-#include "cc/executor/team_layout.h"
+#include "cc/teams/team_layout.h"
 #include "cc/profiler/graph_registry.h"
 
 namespace graphi {

@@ -9,8 +9,8 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_PROCESS_AUTOTUNER_H_
 #define GRAPHI_TF_CC_EXECUTOR_PROCESS_AUTOTUNER_H_
 
-#include "cc/executor/autotuner.h"
-#include "cc/executor/topology.h"
+#include "cc/tuning/autotuner.h"
+#include "cc/platform/topology.h"
 
 namespace graphi {
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cc/executor/env_settings.h"
-#include "cc/executor/malloc_arenas.h"
-#include "cc/executor/thread_affinity.h"
+#include "cc/platform/env_settings.h"
+#include "cc/platform/malloc_arenas.h"
+#include "cc/platform/thread_affinity.h"
 #include "cc/profiler/graph_registry.h"
 
 namespace graphi {

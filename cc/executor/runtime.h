@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
-#include "cc/executor/ready_queue.h"
-#include "cc/executor/team_layout.h"
-#include "cc/executor/team_set.h"
-#include "cc/executor/topology.h"
+#include "cc/teams/ready_queue.h"
+#include "cc/teams/team_layout.h"
+#include "cc/teams/team_set.h"
+#include "cc/platform/topology.h"
 #include "cc/util/mutex.h"
 #include "cc/util/thread_annotations.h"
 

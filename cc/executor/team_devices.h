@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "cc/executor/team_set.h"
+#include "cc/teams/team_set.h"
 #include "tensorflow/core/common_runtime/device.h"
 
 namespace graphi {

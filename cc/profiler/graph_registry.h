@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "cc/profiler/adoption.h"
+#include "cc/tuning/adoption.h"
 #include "cc/profiler/cost_model.h"
-#include "cc/profiler/load_class.h"
+#include "cc/tuning/load_class.h"
 #include "cc/profiler/step_timing_sampler.h"
 #include "cc/profiler/timeline_recorder.h"
 #include "cc/util/mutex.h"

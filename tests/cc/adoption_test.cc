@@ -1,6 +1,6 @@
 // Unit tests of GraphSettingSource: where info() says a graph's setting came
 // from, given the process-wide setting in force and the graph's own adoption.
-#include "cc/profiler/adoption.h"
+#include "cc/tuning/adoption.h"
 
 #include <gtest/gtest.h>
 

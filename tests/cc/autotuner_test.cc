@@ -1,7 +1,7 @@
 // The online autotuner's state machine, driven by a fake clock, fake steps
 // and a fake LayoutControl: what it explores, in what order, what it decides,
 // and when it gives up.
-#include "cc/executor/autotuner.h"
+#include "cc/tuning/autotuner.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Unit tests of the environment reader: unset means the default, a valid
 // value is read, anything else is an error naming the setting and its range.
-#include "cc/executor/env_settings.h"
+#include "cc/platform/env_settings.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "cc/executor/topology.h"
+#include "cc/platform/topology.h"
 
 namespace graphi {
 namespace test_util {

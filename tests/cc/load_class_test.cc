@@ -1,6 +1,6 @@
 // LoadClassTracker: a graph's load class follows a lasting change in whether
 // its steps overlap, not a burst.
-#include "cc/profiler/load_class.h"
+#include "cc/tuning/load_class.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Unit tests of the ready-op ordering policies.
-#include "cc/executor/ready_queue.h"
+#include "cc/teams/ready_queue.h"
 
 #include <gtest/gtest.h>
 

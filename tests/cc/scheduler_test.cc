@@ -2,9 +2,9 @@
 // queueing by policy when all teams are busy, team identity of workers, and
 // the watchdog's substitutes for blocked teams, and work conservation (idle
 // leaders running other teams' parallel-for blocks).
-#include "cc/executor/scheduler.h"
+#include "cc/teams/scheduler.h"
 
-#include "cc/executor/thread_affinity.h"
+#include "cc/platform/thread_affinity.h"
 
 #include <gtest/gtest.h>
 

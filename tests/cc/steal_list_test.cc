@@ -1,7 +1,7 @@
 // Unit tests of the StealList alone (no threads of its own, no TensorFlow):
 // where a team's parallel-for blocks go (an idle thief or the owner's
 // helpers), that each runs exactly once, and that none is stranded.
-#include "cc/executor/steal_list.h"
+#include "cc/teams/steal_list.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Unit tests of step arrival numbers (step_order.h).
-#include "cc/executor/step_order.h"
+#include "cc/teams/step_order.h"
 
 #include <gtest/gtest.h>
 

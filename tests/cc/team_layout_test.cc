@@ -1,7 +1,7 @@
-// Unit tests for cc/executor/team_layout.h, run on topologies discovered
+// Unit tests for cc/teams/team_layout.h, run on topologies discovered
 // from fake sysfs trees.
 
-#include "cc/executor/team_layout.h"
+#include "cc/teams/team_layout.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cc/executor/topology.h"
+#include "cc/platform/topology.h"
 #include "tests/cc/fake_sysfs.h"
 
 namespace graphi {

@@ -1,6 +1,6 @@
-// Unit tests for cc/executor/topology.h, run against fake sysfs trees.
+// Unit tests for cc/platform/topology.h, run against fake sysfs trees.
 
-#include "cc/executor/topology.h"
+#include "cc/platform/topology.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The do-no-harm rule of tuning_decision.h.
-#include "cc/profiler/tuning_decision.h"
+#include "cc/tuning/tuning_decision.h"
 
 #include <gtest/gtest.h>
 

@@ -12,13 +12,17 @@ import pytest
 
 from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
 
-# The TensorFlow-free part of the executor: scheduling policy, scheduler (with
-# its steal list), topology and team layout.
+# The TensorFlow-free part of the native library: platform (topology,
+# affinity, the environment reader), teams (layout, ready queue, scheduler and
+# its steal list), tuning (autotuner, decision, adoption, load class) and the
+# cost model.
 LIBRARY_SOURCES = [
-    REPO_ROOT / "cc" / "executor" / name
-    for name in ("topology.cc", "env_settings.cc", "team_layout.cc", "ready_queue.cc", "step_order.cc", "scheduler.cc",
-                 "steal_list.cc", "thread_affinity.cc", "autotuner.cc")
-] + [REPO_ROOT / "cc" / "profiler" / name for name in ("adoption.cc", "cost_model.cc", "load_class.cc", "tuning_decision.cc")]
+    REPO_ROOT / "cc" / path
+    for path in ("platform/topology.cc", "platform/env_settings.cc", "platform/thread_affinity.cc",
+                 "teams/team_layout.cc", "teams/ready_queue.cc", "teams/step_order.cc", "teams/scheduler.cc",
+                 "teams/steal_list.cc", "tuning/autotuner.cc", "tuning/adoption.cc", "tuning/load_class.cc",
+                 "tuning/tuning_decision.cc", "profiler/cost_model.cc")
+]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
 
 

@@ -1,4 +1,4 @@
-"""GRAPHI raises glibc's malloc arena limit when it loads (cc/executor/malloc_arenas.h), so
+"""GRAPHI raises glibc's malloc arena limit when it loads (cc/platform/malloc_arenas.h), so
 its threads do not share an arena with the caller's, and leaves a user's own limit alone.
 
 Each case runs in its own process: the limit is set once, as the runtime starts.

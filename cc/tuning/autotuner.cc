@@ -1,0 +1,381 @@
+#include "cc/tuning/autotuner.h"
+
+#include <algorithm>
+
+#include "cc/util/check.h"
+#include "cc/util/clock.h"
+
+namespace graphi {
+
+const char* AutotuneStateName(AutotuneState state) {
+  switch (state) {
+    case AutotuneState::kWaiting:
+      return "waiting";
+    case AutotuneState::kExploring:
+      return "exploring";
+    case AutotuneState::kAdopted:
+      return "adopted";
+    case AutotuneState::kKeptDefault:
+      return "kept_default";
+    case AutotuneState::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+Autotuner::Autotuner(AutotuneOptions options, LayoutControl* control)
+    : options_(std::move(options)), control_(control) {
+  GRAPHI_DCHECK(std::find(options_.candidates.begin(), options_.candidates.end(),
+                   options_.default_setting) != options_.candidates.end());
+}
+
+int64_t Autotuner::Now() const {
+  return options_.clock ? options_.clock() : MonotonicNowNs();
+}
+
+void Autotuner::OnStep(const StepSample& s) {
+  MutexLock l(&mu_);
+  Track& track = tracks_[s.signature];
+  track.node_count = s.node_count;
+  const bool exploring = !target_.empty();
+  if (!control_->AutotuneEnabled()) {
+    if (exploring) AbandonLocked("autotuning was switched off");
+    return;
+  }
+  if (exploring && s.signature == target_) {
+    if (control_->ExplicitLayout()) {
+      AbandonLocked("an explicit setting (configure() or the environment) took over");
+    } else if (s.concurrent && track.status.load_clients == 0) {
+      // Latencies say nothing about a layout once requests overlap: start
+      // over, under load, from the next step. The one-at-a-time class was
+      // not decided, so it may be explored when the load goes.
+      AbandonLocked("steps began to overlap");
+      track.saw_concurrency = true;
+      track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
+      if (!track.explored[static_cast<int>(LoadClass::kUnderLoad)]) {
+        track.explored[static_cast<int>(LoadClass::kAlone)] = false;
+        track.class_pending = true;
+        track.pending_class = LoadClass::kUnderLoad;
+        track.status = AutotuneStatus();
+        track.status.reason = "steps began to overlap: to be explored again under load";
+      }  // else both classes were explored once: the abandoned status stays
+    } else if (s.ok) {
+      RecordLocked(&track, s);
+    }
+    return;
+  }
+  if (!s.ok) return;  // a failed step says nothing about speed
+  ++track.ok_steps;
+  if (track.first_start_ns < 0) track.first_start_ns = s.start_ns;
+  track.saw_concurrency |= s.concurrent;
+  track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
+  track.recent_ns.push_back(s.end_ns - s.start_ns);
+  if (static_cast<int>(track.recent_ns.size()) > std::max(1, options_.settle_steps)) {
+    track.recent_ns.erase(track.recent_ns.begin());
+  }
+  if (!exploring && DueForClassExplorationLocked(&track, s)) {
+    MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
+    return;
+  }
+  if (track.status.state != AutotuneState::kWaiting) return;
+  if (track.ok_steps <= options_.settle_steps) track.settle_ns.push_back(s.end_ns - s.start_ns);
+  if (exploring) {
+    // Another graph is being explored; a larger one that has settled takes
+    // over (the main graph is the largest that runs).
+    const bool any_adoption = s.adopted[0] || s.adopted[1];
+    if (track.ok_steps >= options_.settle_steps && !any_adoption &&
+        s.node_count > tracks_[target_].node_count) {
+      AbandonLocked("a larger graph started running");
+    } else {
+      return;
+    }
+  }
+  MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
+}
+
+bool Autotuner::LargerGraphSettledLocked(int node_count) const {
+  for (const auto& kv : tracks_) {
+    const Track& t = kv.second;
+    if (t.node_count > node_count && t.status.state != AutotuneState::kWaiting) return true;
+  }
+  return false;
+}
+
+LoadClass Autotuner::ClassToExplore(const Track& track) {
+  if (track.class_pending) return track.pending_class;
+  return track.saw_concurrency ? LoadClass::kUnderLoad : LoadClass::kAlone;
+}
+
+bool Autotuner::DueForClassExplorationLocked(Track* track, const StepSample& s) {
+  const int c = static_cast<int>(s.load_class);
+  if (track->explored[c] || s.adopted[c]) return false;
+  const AutotuneStatus& st = track->status;
+  const bool decided =
+      st.state == AutotuneState::kAdopted || st.state == AutotuneState::kKeptDefault;
+  const bool from_adoption = st.state == AutotuneState::kSkipped && track->skipped_for_adoption;
+  if (!decided && !from_adoption) return false;
+  track->status = AutotuneStatus();
+  track->class_pending = true;
+  track->pending_class = s.load_class;
+  // Size the visits from the steps of the load it is under now.
+  track->settle_ns = track->recent_ns;
+  return true;
+}
+
+bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, LoadClass load_class) {
+  AutotuneStatus& st = track->status;
+  auto skip = [&st](const char* reason) {
+    st.state = AutotuneState::kSkipped;
+    st.reason = reason;
+    return false;
+  };
+  if (s.adopted[static_cast<int>(load_class)]) {
+    track->skipped_for_adoption = true;
+    st.load_class = load_class;
+    return skip("started from a cached or tuned setting");
+  }
+  if (options_.candidates.size() < 2) return skip("only one layout fits this machine");
+  if (track->ok_steps < options_.settle_steps) return false;
+  if (control_->ExplicitLayout()) {
+    st.reason = "an explicit setting (configure() or the environment) is in force";
+    return false;  // stays waiting: explored if the explicit setting goes away
+  }
+  if (s.end_ns - track->first_start_ns < options_.settle_min_ns) return false;
+  if (LargerGraphSettledLocked(track->node_count)) {
+    return skip("not the main graph: a larger graph was tuned");
+  }
+  return true;
+}
+
+void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
+  AutotuneStatus& st = track->status;
+  // Size the visits from the step time seen while settling (the steps after
+  // the first, which includes one-time work).
+  std::vector<double> settle(track->settle_ns.begin() + (track->settle_ns.size() > 1 ? 1 : 0),
+                             track->settle_ns.end());
+  const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
+  st.reference_step_ns = step_ns;
+  st.load_class = load_class;
+  st.load_clients = load_class == LoadClass::kUnderLoad ? std::max(2, track->max_in_flight) : 0;
+  if (st.load_clients > 0) {
+    // A request completes every step_ns / clients or so.
+    const int clients = st.load_clients;
+    const int64_t per_request_ns = std::max<int64_t>(1, step_ns / clients);
+    const bool long_requests = per_request_ns >= options_.long_step_ns;
+    st.discard_per_visit = clients;
+    st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
+        options_.visit_target_ns / per_request_ns, options_.min_timed_per_visit * clients,
+        options_.max_timed_per_visit * clients));
+    st.rounds = long_requests ? options_.rounds_long : options_.rounds_short;
+  } else {
+    const bool long_steps = step_ns >= options_.long_step_ns;
+    st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
+    st.timed_per_visit =
+        long_steps ? 1
+                   : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
+                                                          options_.min_timed_per_visit,
+                                                          options_.max_timed_per_visit));
+    st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+  }
+  // The default first: round 0 starts on the layout already in force.
+  st.order.clear();
+  st.order.push_back(options_.default_setting);
+  for (const LayoutSetting& c : options_.candidates) {
+    if (c != options_.default_setting) st.order.push_back(c);
+  }
+  st.visits_planned = st.rounds * static_cast<int>(st.order.size());
+  st.visits_done = 0;
+  st.round_medians_ns.assign(1, {});
+}
+
+void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
+                                 const StepSample& s, LoadClass load_class) {
+  if (!DueForExplorationLocked(track, s, load_class)) return;
+  track->explored[static_cast<int>(load_class)] = true;
+  track->class_pending = false;
+  track->skipped_for_adoption = false;
+  PlanVisits(track, load_class);
+  AutotuneStatus& st = track->status;
+  st.state = AutotuneState::kExploring;
+  st.reason = st.load_clients > 0
+                  ? "exploring under load (" + std::to_string(st.load_clients) +
+                        " steps in flight): each layout judged by its throughput"
+                  : "exploring";
+  target_ = signature;
+  live_ = st.order;
+  round_ = 0;
+  round_order_ = live_;
+  visit_index_ = 0;
+  exploration_start_ns_ = Now();
+  StartVisitLocked(track);
+}
+
+void Autotuner::StartVisitLocked(Track* track) {
+  GRAPHI_DCHECK(!target_.empty() && visit_index_ < round_order_.size());
+  const LayoutSetting& setting = round_order_[visit_index_];
+  track->status.current = setting;
+  control_->Explore(setting);
+  visit_start_ns_ = Now();
+  visit_mark_ns_ = visit_start_ns_;
+  visit_steps_ = 0;
+  visit_timed_ns_.clear();
+}
+
+void Autotuner::RecordLocked(Track* track, const StepSample& s) {
+  GRAPHI_DCHECK(!target_.empty());
+  AutotuneStatus& st = track->status;
+  if (s.start_ns < visit_start_ns_) {  // began on the previous layout
+    if (st.load_clients > 0) {
+      // It ran beside this visit's steps until now: time from here.
+      visit_mark_ns_ = std::max(visit_mark_ns_, s.end_ns);
+      visit_timed_ns_.clear();
+    }
+    return;
+  }
+  if (st.load_clients > 0) {
+    RecordUnderLoadLocked(track, s);
+    return;
+  }
+  // The time since the visit's previous step ended: this step and what the
+  // caller did before it (see the header).
+  const int64_t since_previous = s.end_ns - std::min(visit_mark_ns_, s.start_ns);
+  visit_mark_ns_ = s.end_ns;
+  if (st.current != options_.default_setting) st.cost_ns += since_previous - st.reference_step_ns;
+  ++visit_steps_;
+  if (visit_steps_ <= st.discard_per_visit) return;
+  visit_timed_ns_.push_back(static_cast<double>(since_previous));
+  if (static_cast<int>(visit_timed_ns_.size()) >= st.timed_per_visit) FinishVisitLocked(track);
+}
+
+void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
+  AutotuneStatus& st = track->status;
+  ++visit_steps_;
+  if (visit_steps_ <= st.discard_per_visit) {
+    visit_mark_ns_ = std::max(visit_mark_ns_, s.end_ns);
+    return;
+  }
+  visit_timed_ns_.push_back(static_cast<double>(s.end_ns));
+  if (static_cast<int>(visit_timed_ns_.size()) < st.timed_per_visit) return;
+  const double last_end = *std::max_element(visit_timed_ns_.begin(), visit_timed_ns_.end());
+  const double per_request =
+      std::max(1.0, (last_end - static_cast<double>(visit_mark_ns_)) / visit_timed_ns_.size());
+  visit_timed_ns_.assign(1, per_request);  // the visit's one figure
+  FinishVisitLocked(track);
+}
+
+void Autotuner::FinishVisitLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  const double median = MedianOf(visit_timed_ns_);
+  st.round_medians_ns[round_][st.current] = median;
+  if (st.current == options_.default_setting && st.load_clients == 0) {
+    st.reference_step_ns = static_cast<int64_t>(median);
+  }
+  ++st.visits_done;
+  if (++visit_index_ < round_order_.size()) {
+    StartVisitLocked(track);
+    return;
+  }
+  EliminateLocked(track);
+  ++round_;
+  // Visits left: the remaining rounds of the live settings.
+  st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
+  if (round_ >= st.rounds || live_.size() < 2) {
+    DecideLocked(track);
+    return;
+  }
+  st.round_medians_ns.emplace_back();
+  round_order_ = live_;
+  std::rotate(round_order_.begin(), round_order_.begin() + (round_ % round_order_.size()),
+              round_order_.end());
+  visit_index_ = 0;
+  StartVisitLocked(track);
+}
+
+void Autotuner::EliminateLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  std::vector<LayoutSetting> keep;
+  for (const LayoutSetting& setting : live_) {
+    bool drop = false;
+    if (setting != options_.default_setting) {
+      std::vector<double> ratios;
+      for (const auto& round : st.round_medians_ns) {
+        auto v = round.find(setting);
+        auto d = round.find(options_.default_setting);
+        if (v != round.end() && d != round.end() && d->second > 0) {
+          ratios.push_back(v->second / d->second);
+        }
+      }
+      drop = ShouldEliminate(ratios);
+    }
+    if (drop) {
+      st.eliminated_after_round[setting] = round_ + 1;
+    } else {
+      keep.push_back(setting);
+    }
+  }
+  live_ = keep;
+}
+
+void Autotuner::DecideLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  st.decision = DecideSetting(st.round_medians_ns, options_.default_setting, st.order);
+  st.chosen = st.decision.chosen;
+  st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;
+  st.reason = st.decision.reason;
+  st.exploration_wall_ns = Now() - exploration_start_ns_;
+  const std::string signature = target_;
+  target_.clear();
+  control_->StopExploring();
+  control_->Adopt(signature, st.chosen, st.load_class);
+  decisions_.push_back(AutotuneResult{signature, st});
+  decided_cv_.SignalAll();
+}
+
+void Autotuner::AbandonLocked(const std::string& reason) {
+  GRAPHI_DCHECK(!target_.empty());
+  Track& track = tracks_[target_];
+  track.status.state = AutotuneState::kSkipped;
+  track.status.reason = "exploration abandoned, default kept: " + reason;
+  track.status.exploration_wall_ns = Now() - exploration_start_ns_;
+  target_.clear();
+  control_->StopExploring();
+}
+
+bool Autotuner::Status(const std::string& signature, AutotuneStatus* out) const {
+  MutexLock l(&mu_);
+  auto it = tracks_.find(signature);
+  if (it == tracks_.end()) return false;
+  *out = it->second.status;
+  return true;
+}
+
+std::vector<AutotuneResult> Autotuner::TakeDecisions() {
+  MutexLock l(&mu_);
+  std::vector<AutotuneResult> out;
+  out.swap(decisions_);
+  return out;
+}
+
+bool Autotuner::WaitForDecisions(int64_t timeout_ns) {
+  // The real clock, not options_.clock: this waits for other threads.
+  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  MutexLock l(&mu_);
+  while (decisions_.empty()) {
+    const int64_t left = deadline - MonotonicNowNs();
+    if (left <= 0) return false;
+    decided_cv_.WaitForNs(&mu_, left);
+  }
+  return true;
+}
+
+void Autotuner::Reset() {
+  MutexLock l(&mu_);
+  if (!target_.empty()) {
+    target_.clear();
+    control_->StopExploring();
+  }
+  tracks_.clear();
+  decisions_.clear();
+}
+
+}  // namespace graphi

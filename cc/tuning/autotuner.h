@@ -1,0 +1,287 @@
+// Zero-config autotuning: the team layout of a process's main graph is tuned
+// online, during its first steps, by the rule of tuning_decision.h.
+//
+// A graph with no cached or tuned setting that has finished `settle_steps`
+// steps over at least `settle_min_ns`, and is the largest graph the process has
+// run so far, is explored:
+// its next steps run under each candidate layout in turn, in interleaved
+// rounds whose order rotates every round. Each visit of a setting discards
+// its first step (fresh teams, cold caches) and times the next few; the
+// visit's median is that round's figure. After every round a setting that is
+// clearly slower than the default (ShouldEliminate) is dropped. When the
+// rounds are done, DecideSetting picks the layout — a non-default one only if
+// it beat the default by more than its spread — and the LayoutControl adopts
+// it (the caller then caches it, so a later process starts tuned).
+//
+// One step at a time, a visit's figures are the times between the
+// completions of its steps (from the end of the previous step to the end of
+// this one), not the steps' own durations: that time includes what the
+// caller does between steps (a Python loop, a serving request's argument
+// and result handling), and a layout can slow the caller down while its
+// steps take no longer. LSTM serving at 1 client on 2 cores: the same
+// in-executor step time on every layout, but one inter-op thread served
+// 1.26x the requests of TensorFlow's default pools. (Why is not known: idle
+// GRAPHI threads were measured to use no CPU, so it is not their spinning.)
+//
+// Visit sizes follow the step time seen while settling, so a small model
+// spends a few seconds at most: about `visit_target_ns` of timed steps per
+// visit (at least `min_timed_per_visit`, at most `max_timed_per_visit`),
+// `rounds_short` rounds; steps of `long_step_ns` or more get `rounds_long`
+// rounds of one timed step each.
+//
+// Under load: a graph whose settling steps overlapped (concurrent requests,
+// serving) is explored under that load. A step's latency then says little
+// about a layout, so each visit is judged by its throughput: after the
+// visit's first `in_flight` completions, and after the last completion of a
+// step started on the previous layout (until then it competed with the
+// visit's steps), the figure is the time per completed request, (end of the
+// last timed completion - that mark) / timed completions; the rule is the
+// same. The status's load_clients
+// says how many steps were in flight.
+//
+// Decisions are per load class (load_class.h): one step at a time
+// (kAlone) or under load (kUnderLoad). A layout that wins for one request
+// at a time can lose under many (one team serving every request), and the
+// other way round, so each class has its own setting, adopted and cached
+// for (signature, class); the process follows the setting of the class the
+// graph is in now (StepSample::load_class, which changes after 16 steps in
+// a row of the other kind). A graph explored one step at a time whose steps
+// start to overlap is explored again, under load, from its next step. A
+// graph decided for one class (here, or by a cached or tuned setting) is
+// explored for the other class, once per process, when it enters that class
+// and no setting for it is cached. A setting from graphi_tf.tune is for
+// kAlone and is never explored again for that class.
+//
+// Exploration is abandoned (the default layout kept, nothing adopted, so a
+// later process tries again) when an explicit setting
+// (configure() or the environment) takes over, when autotuning is switched
+// off, or when a larger graph starts running.
+//
+// Layout changes are made by the LayoutControl between steps: a new layout
+// applies to steps that start after the call; a step that started before it
+// is not counted.
+//
+// Free of TensorFlow types. Thread-safety: thread-safe; OnStep() may be
+// called concurrently from any thread. LayoutControl methods are called with
+// the autotuner's lock held, so they must not call back into it.
+#ifndef GRAPHI_TF_CC_TUNING_AUTOTUNER_H_
+#define GRAPHI_TF_CC_TUNING_AUTOTUNER_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cc/tuning/load_class.h"
+#include "cc/tuning/tuning_decision.h"
+#include "cc/util/mutex.h"
+#include "cc/util/thread_annotations.h"
+
+namespace graphi {
+
+// What the autotuner asks of the process: the layout switch and its rules.
+class LayoutControl {
+ public:
+  virtual ~LayoutControl() = default;
+  // Whether autotuning is on (GRAPHI_AUTOTUNE, configure(autotune=...)).
+  virtual bool AutotuneEnabled() = 0;
+  // Whether configure() or the environment pins the layout (explicit
+  // settings always win over autotuning).
+  virtual bool ExplicitLayout() = 0;
+  // Runs later steps on `setting` until StopExploring().
+  virtual void Explore(const LayoutSetting& setting) = 0;
+  virtual void StopExploring() = 0;
+  // Records `chosen` as graph `signature`'s setting for `load_class`
+  // (source "autotuned").
+  virtual void Adopt(const std::string& signature, const LayoutSetting& chosen,
+                     LoadClass load_class) = 0;
+};
+
+struct AutotuneOptions {
+  std::vector<LayoutSetting> candidates;  // must include default_setting
+  LayoutSetting default_setting{1, 1};
+  int settle_steps = 3;
+  // ... and at least this long since its first step began: a process's first
+  // fraction of a second (allocator pools, caches, the OS's placement of new
+  // threads) is not what it runs like later. LSTM serving, 1.5 ms steps, one
+  // process per setting tried: explored from step 3, every layout looked the
+  // same; from 0.5 s on (with longer visits), the layout that served 1.2x
+  // the requests later won.
+  int64_t settle_min_ns = 500 * 1000 * 1000;
+  int64_t visit_target_ns = 150 * 1000 * 1000;
+  int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
+  // Visits of small steps: enough of them that one visit's figure is not
+  // that of a few milliseconds (about visit_target_ns up to here).
+  int max_timed_per_visit = 64;
+  // Steps at least this long are not discarded after a switch: the fresh
+  // teams' start-up is small next to them.
+  int64_t discard_below_ns = 100 * 1000 * 1000;
+  // Steps at least this long get rounds_long rounds of one timed step.
+  int64_t long_step_ns = 1000 * 1000 * 1000;
+  int rounds_short = 5;
+  int rounds_long = 3;
+  // Monotonic clock (ns); tests inject a fake one.
+  std::function<int64_t()> clock;
+};
+
+// One finished step of a graph, as the executor saw it.
+struct StepSample {
+  std::string signature;
+  int node_count = 0;
+  // Whether a cached, tuned or autotuned setting exists for each load class.
+  std::array<bool, kLoadClassCount> adopted{};
+  // The graph's load class, this step counted (GraphProfile's tracker).
+  LoadClass load_class = LoadClass::kAlone;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool ok = true;             // the step succeeded
+  bool concurrent = false;    // another step of the graph was in flight
+  int in_flight = 1;          // steps of the graph in flight at its start, itself included
+};
+
+enum class AutotuneState {
+  kWaiting,      // not (yet) explored: settling, not the main graph, or off
+  kExploring,
+  kAdopted,      // a non-default setting won and was adopted
+  kKeptDefault,  // no setting beat the default by more than its spread
+  kSkipped,      // not explored, or exploration abandoned (see reason)
+};
+const char* AutotuneStateName(AutotuneState state);
+
+struct AutotuneStatus {
+  AutotuneState state = AutotuneState::kWaiting;
+  std::string reason;
+  int visits_done = 0;
+  int visits_planned = 0;
+  int rounds = 0;
+  int discard_per_visit = 0;  // under load: completions
+  int timed_per_visit = 0;    // under load: completions
+  // > 0: explored under load, with this many steps in flight at most while
+  // settling; figures are then ns per completed request (see above).
+  int load_clients = 0;
+  // The class explored (kUnderLoad iff load_clients > 0), and decided for.
+  LoadClass load_class = LoadClass::kAlone;
+  LayoutSetting current;  // layout being visited (while exploring)
+  LayoutSetting chosen;   // after the decision
+  // Time the exploring steps took beyond what the reference (default)
+  // layout would have taken, estimated from the default's medians (not
+  // estimated under load: 0).
+  int64_t cost_ns = 0;
+  int64_t exploration_wall_ns = 0;
+  int64_t reference_step_ns = 0;  // the default's step time (settling, then its rounds)
+  // Per-round medians (ns) and the decision, once made.
+  std::vector<std::map<LayoutSetting, double>> round_medians_ns;
+  std::map<LayoutSetting, int> eliminated_after_round;
+  std::vector<LayoutSetting> order;
+  TuningDecision decision;
+};
+
+struct AutotuneResult {
+  std::string signature;
+  AutotuneStatus status;
+};
+
+class Autotuner {
+ public:
+  Autotuner(AutotuneOptions options, LayoutControl* control);
+
+  // Feeds one finished step; may switch the layout for the next steps.
+  void OnStep(const StepSample& sample) GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // The state of graph `signature`; false if no step of it was seen.
+  bool Status(const std::string& signature, AutotuneStatus* out) const
+      GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // Decisions made since the last call (adopted or kept default), for the
+  // caller to persist.
+  std::vector<AutotuneResult> TakeDecisions() GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Waits up to `timeout_ns` for an untaken decision; returns whether one is
+  // there.
+  bool WaitForDecisions(int64_t timeout_ns) GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // Forgets everything (stops exploring first).
+  void Reset() GRAPHI_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Track {
+    int node_count = 0;
+    int ok_steps = 0;
+    int64_t first_start_ns = -1;  // of its first finished step
+    std::vector<int64_t> settle_ns;
+    // The durations of its last settle_steps steps, oldest first.
+    std::vector<int64_t> recent_ns;
+    bool saw_concurrency = false;
+    int max_in_flight = 1;
+    // Per load class: explored in this process (started), so not again.
+    std::array<bool, kLoadClassCount> explored{};
+    // Skipped because a setting was adopted for the class it started in;
+    // such a graph (like a decided one) may be explored for the other.
+    bool skipped_for_adoption = false;
+    // The class to explore when it is due, if not the one its settling
+    // steps suggest (see InitialClass).
+    bool class_pending = false;
+    LoadClass pending_class = LoadClass::kAlone;
+    AutotuneStatus status;
+  };
+
+  // Explores `signature` for `load_class` if it is due (settled, the main
+  // graph, nothing explicit or cached for that class), else notes why not in
+  // its status.
+  void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s,
+                        LoadClass load_class) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The class a graph still waiting is explored for.
+  static LoadClass ClassToExplore(const Track& track);
+  // Whether a graph decided for one class (here or by an adopted setting)
+  // should now be explored for the class it is in; if so, resets its status
+  // for that.
+  bool DueForClassExplorationLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `track` may be explored for `load_class` now; if not, its
+  // status says why.
+  bool DueForExplorationLocked(Track* track, const StepSample& s, LoadClass load_class)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sizes the visits from the settling steps and orders the settings.
+  void PlanVisits(Track* track, LoadClass load_class) const;
+  // Counts a step of the graph being explored toward the current visit.
+  void RecordLocked(Track* track, const StepSample& s) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same under load: counts a completion.
+  void RecordUnderLoadLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the current visit: the next one, the next round, or the decision.
+  void FinishVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the settings that cannot win any more after a round.
+  void EliminateLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DecideLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AbandonLocked(const std::string& reason) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool LargerGraphSettledLocked(int node_count) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t Now() const;
+
+  const AutotuneOptions options_;
+  LayoutControl* const control_;
+
+  mutable Mutex mu_;
+  CondVar decided_cv_;
+  std::map<std::string, Track> tracks_ GRAPHI_GUARDED_BY(mu_);
+  std::string target_ GRAPHI_GUARDED_BY(mu_);  // empty: not exploring
+  // The visit in progress (target_ non-empty).
+  int round_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<LayoutSetting> round_order_ GRAPHI_GUARDED_BY(mu_);
+  size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
+  int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  // Under load: the end of the visit's last discarded completion. One step
+  // at a time: the end of the visit's previous step (at first, the visit's
+  // start).
+  int64_t visit_mark_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<LayoutSetting> live_ GRAPHI_GUARDED_BY(mu_);
+  int64_t exploration_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
+  std::vector<AutotuneResult> decisions_ GRAPHI_GUARDED_BY(mu_);
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_TUNING_AUTOTUNER_H_

@@ -1,0 +1,80 @@
+// The do-no-harm decision rule shared by graphi_tf.tune (Python,
+// graphi_tf/decision.py) and the online autotuner (autotuner.h).
+//
+// Settings are timed in interleaved rounds; round r gives each setting s a
+// median step time m[r][s]. The rule compares every setting with the default
+// round by round, so noise that slows the whole machine for a round cancels
+// out, and a burst inside one setting's window moves only one of its ratios:
+//
+//   ratio[r][s]  = m[r][s] / m[r][default]   (rounds where both ran)
+//   median(s)    = median over rounds of ratio[r][s]
+//   spread(s)    = half the range of ratio[r][s] (as graphi-tf ab reports)
+//   s qualifies  iff it has >= kMinRoundsToAdopt ratios and
+//                median(s) + spread(s) < 1   (it beats the default by more
+//                                             than its spread)
+//   chosen       = the qualifying setting with the lowest median (ties: the
+//                  earlier in `order`), else the default.
+//
+// ShouldEliminate: a setting more than kEliminateRatio times slower than the
+// default in every one of at least two rounds cannot win; the tuners stop
+// timing it.
+//
+// Free of TensorFlow types. Thread-safety: pure functions.
+#ifndef GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
+#define GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace graphi {
+
+using LayoutSetting = std::pair<int, int>;  // (executors, threads_per_executor)
+
+// The setting "stock": no teams; a step's ready ops go to the runner
+// TensorFlow passes the executor (the session's or the function runtime's
+// inter-op pool) and kernels use the device's shared intra-op pool, as under
+// TensorFlow's own executor. The online autotuner times it beside the team
+// layouts and uses it as the reference, so that a graph runs on teams only
+// where they beat TensorFlow's pools (autotuner.h).
+inline constexpr LayoutSetting kStockSetting{0, 0};
+
+inline constexpr int kMinRoundsToAdopt = 2;
+inline constexpr double kEliminateRatio = 1.2;
+
+// "ExT", e.g. "2x1"; "stock" for kStockSetting.
+std::string SettingLabel(const LayoutSetting& setting);
+
+struct SettingEvidence {
+  LayoutSetting setting;
+  std::vector<double> ratios;  // one per round in which both it and the default ran
+  double ratio_median = 1.0;
+  double ratio_spread = 0.0;
+  bool qualifies = false;
+};
+
+struct TuningDecision {
+  LayoutSetting default_setting;
+  LayoutSetting chosen;
+  bool adopted = false;  // chosen != default_setting
+  std::string reason;    // one sentence for users
+  std::vector<SettingEvidence> evidence;  // in `order`
+};
+
+// round_medians[r] maps each setting timed in round r to its median (any
+// unit). `order` lists the settings (the default among them).
+TuningDecision DecideSetting(const std::vector<std::map<LayoutSetting, double>>& round_medians,
+                             const LayoutSetting& default_setting,
+                             const std::vector<LayoutSetting>& order);
+
+// Whether a setting with these ratios to the default should not be timed
+// again.
+bool ShouldEliminate(const std::vector<double>& ratios_so_far);
+
+// Median of a non-empty sample (mean of the middle two for even sizes).
+double MedianOf(std::vector<double> values);
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
