@@ -29,6 +29,8 @@ NATIVE_SOURCES = [
     "cc/teams/work_conserving_pool.cc",
     "cc/teams/team_set.cc",
     "cc/platform/env_settings.cc",
+    "cc/teams/setting.cc",
+    "cc/executor/setting_resolver.cc",
     "cc/executor/runtime.cc",
     "cc/tuning/autotuner.cc",
     "cc/executor/process_autotuner.cc",

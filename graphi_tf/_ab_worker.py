@@ -56,7 +56,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-from graphi_tf import ab, cli_common, serving, stepstats
+from graphi_tf import ab, cli_common, environment, serving, stepstats
 from graphi_tf.models import EXECUTORS
 
 ROLES = ("arm", "tune", "reference", "check")
@@ -270,7 +270,7 @@ def _proof() -> Dict[str, Any]:
 
 def _cache_entries() -> Optional[List[str]]:
     """The files in GRAPHI_CACHE_DIR (sorted), None if it is unset or not a directory."""
-    path = os.environ.get("GRAPHI_CACHE_DIR")
+    path = environment.read().cache_dir or None
     if not path or not os.path.isdir(path):
         return None
     return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, files in os.walk(path) for f in files)
@@ -282,7 +282,7 @@ def _cache_entries() -> Optional[List[str]]:
 def _run(args: argparse.Namespace) -> Dict[str, Any]:
     result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
                               "intra_op": args.intra, "pid": os.getpid(),
-                              "cache_dir": os.environ.get("GRAPHI_CACHE_DIR"),
+                              "cache_dir": environment.read().cache_dir or None,
                               "cache_entries_at_start": _cache_entries()}
     try:
         return _run_role(args, result)

@@ -34,12 +34,13 @@ import warnings
 from typing import Any, Mapping, Optional, Sequence
 
 from graphi_tf import decision as _decision
+from graphi_tf import environment as _environment
 
 SCHEMA_VERSION = 1
 """Version of the entry layout; an entry with another version is ignored (and reported)."""
 
-ENV_CACHE_DIR = "GRAPHI_CACHE_DIR"
-ENV_TUNE = "GRAPHI_TUNE"
+ENV_CACHE_DIR = _environment.CACHE_DIR
+ENV_TUNE = _environment.TUNE
 
 _ENTRY_SUFFIX = ".json"
 _TEMP_SUFFIX = ".tmp"
@@ -75,7 +76,7 @@ def cache_dir() -> pathlib.Path:
     ``XDG_CACHE_HOME`` is an absolute path (the XDG spec says relative ones are ignored);
     else ``~/.cache/graphi_tf``.
     """
-    explicit = os.environ.get(ENV_CACHE_DIR, "")
+    explicit = _environment.read().cache_dir
     if explicit:
         return pathlib.Path(explicit).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME", "")
@@ -91,7 +92,7 @@ def auto_tune_enabled() -> bool:
     runtime falls back to the fifo policy). Any other value is reported once and nothing is
     applied: the native runtime refuses to run a GRAPHI step until it is mended.
     """
-    raw = os.environ.get(ENV_TUNE, "")
+    raw = _environment.read().tune
     if raw == "0":
         return False
     if raw not in ("", "1"):

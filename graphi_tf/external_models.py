@@ -588,7 +588,6 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
     inter_op = check_threads("inter_op", inter_op, UsageError)
     intra_op = check_threads("intra_op", intra_op, UsageError)
     checked = check_saved_model(path, signature=signature, tag=tag, batch=batch, inputs=inputs)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if loader == "tf1":
         return _TF1SavedModelStep(checked, executor, seed, inter_op, intra_op)
     apply_function_threads(inter_op, intra_op)
@@ -798,7 +797,6 @@ def keras_model_step(path: str, executor: str = "GRAPHI", *, train: bool = False
     inter_op = check_threads("inter_op", inter_op, UsageError)
     intra_op = check_threads("intra_op", intra_op, UsageError)
     explicit = _explicit_shapes(inputs)  # a malformed shape fails before the model loads
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     apply_function_threads(inter_op, intra_op)
     import keras
 

@@ -34,6 +34,7 @@ import sys
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from graphi_tf import environment as _environment
 from graphi_tf import stepstats
 
 DEFAULT_TRACE_STEP = 10
@@ -494,8 +495,8 @@ def record_step(step_fn: Callable[[], Any], *, warmup: int = DEFAULT_WARMUP,
 # GRAPHI_TRACE: record without code changes
 
 
-def _trace_step_from_env(environ: Dict[str, str]) -> int:
-    text = environ.get("GRAPHI_TRACE_STEP", "").strip()
+def _trace_step_from_env(env: _environment.Environment) -> int:
+    text = env.trace_step
     if not text:
         return DEFAULT_TRACE_STEP
     try:
@@ -510,8 +511,8 @@ def _trace_step_from_env(environ: Dict[str, str]) -> int:
     return value
 
 
-def _png_path_from_env(environ: Dict[str, str], json_path: str) -> Optional[str]:
-    text = environ.get("GRAPHI_TRACE_PNG", "").strip()
+def _png_path_from_env(env: _environment.Environment, json_path: str) -> Optional[str]:
+    text = env.trace_png
     if text in ("", "0"):
         return None
     if text == "1":
@@ -528,13 +529,13 @@ def install_from_env(environ: Optional[Dict[str, str]] = None) -> bool:
 
     Returns whether recording was armed.
     """
-    environ = os.environ if environ is None else environ
-    path = environ.get("GRAPHI_TRACE", "").strip()
+    env = _environment.read(environ)
+    path = env.trace
     if not path or _env_state:
         return False
-    step = _trace_step_from_env(environ)
+    step = _trace_step_from_env(env)
     _native().record_steps_through(step)
-    _env_state.update(path=path, step=step, png=_png_path_from_env(environ, path))
+    _env_state.update(path=path, step=step, png=_png_path_from_env(env, path))
     atexit.register(_write_env_trace)
     return True
 

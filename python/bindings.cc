@@ -8,20 +8,22 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <map>
 #include <utility>
 #include <vector>
 
-#include "cc/tuning/autotuner.h"
 #include "cc/executor/process_autotuner.h"
-#include "cc/teams/ready_queue.h"
 #include "cc/executor/runtime.h"
-#include "cc/teams/team_layout.h"
 #include "cc/platform/topology.h"
-#include "cc/tuning/adoption.h"
 #include "cc/profiler/graph_registry.h"
+#include "cc/teams/ready_queue.h"
+#include "cc/teams/setting.h"
+#include "cc/teams/team_layout.h"
+#include "cc/tuning/adoption.h"
+#include "cc/tuning/autotuner.h"
 #include "cc/tuning/tuning_decision.h"
 
 #ifndef GRAPHI_BUILT_AGAINST_TF
@@ -67,11 +69,33 @@ py::dict ExecutionToDict(const graphi::GraphProfile& profile, const graphi::Step
   return d;
 }
 
-py::list SettingToList(const graphi::LayoutSetting& s) {
+// Python's spelling of a complete setting: [E, T], [0, 0] for stock.
+py::list SettingToList(const graphi::Setting& s) {
   py::list l;
-  l.append(s.first);
-  l.append(s.second);
+  l.append(s.executors);
+  l.append(s.threads_per_executor);
   return l;
+}
+
+graphi::Setting SettingFromPair(const std::pair<int, int>& p) {
+  return p.first == 0 && p.second == 0 ? graphi::kStockSetting
+                                       : graphi::TeamsSetting(p.first, p.second);
+}
+
+std::vector<std::pair<int, int>> SettingsToPairs(const std::vector<graphi::Setting>& settings) {
+  std::vector<std::pair<int, int>> out;
+  for (const graphi::Setting& s : settings) out.emplace_back(s.executors, s.threads_per_executor);
+  return out;
+}
+
+// A policy name, "" for none; a ValueError naming the allowed values otherwise.
+std::optional<graphi::ReadyPolicy> PolicyArg(const std::string& policy) {
+  if (policy.empty()) return std::nullopt;
+  graphi::ReadyPolicy parsed;
+  if (!graphi::ParseReadyPolicy(policy, &parsed)) {
+    throw py::value_error("policy='" + policy + "' is not valid; allowed: fifo, critical_path_first");
+  }
+  return parsed;
 }
 
 // The autotuner's view of one graph, in milliseconds.
@@ -103,13 +127,13 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   py::list rounds;
   for (const auto& round : st.round_medians_ns) {
     py::dict r;
-    for (const auto& kv : round) r[py::str(graphi::SettingLabel(kv.first))] = kv.second / 1e6;
+    for (const auto& kv : round) r[py::str(kv.first.Label())] = kv.second / 1e6;
     rounds.append(r);
   }
   d["round_medians_ms"] = rounds;
   py::dict eliminated;
   for (const auto& kv : st.eliminated_after_round) {
-    eliminated[py::str(graphi::SettingLabel(kv.first))] = kv.second;
+    eliminated[py::str(kv.first.Label())] = kv.second;
   }
   d["eliminated_after_round"] = eliminated;
   // The decision as the rule made it: Python stores and shows it, never decides again.
@@ -150,18 +174,18 @@ py::dict RuntimeInfo() {
   // The malloc arena limit GRAPHI raised at load (None: glibc's or the user's).
   d["malloc_arena_max"] = rt.malloc_arena_max() > 0 ? py::object(py::int_(rt.malloc_arena_max()))
                                                     : py::object(py::none());
+  graphi::ResolvedSetting resolved;
   graphi::TeamLayout layout;
-  graphi::ReadyPolicy policy;
-  std::string source, error;
-  bool stock = false;
-  if (rt.Describe(&layout, &policy, &source, &error, &stock)) {
+  std::string error;
+  if (rt.Describe(&resolved, &layout, &error)) {
     // The "stock" setting (0 x 0): steps run on TensorFlow's own pools.
+    const bool stock = resolved.setting.stock;
     d["stock_pools"] = stock;
-    d["executors"] = stock ? 0 : layout.executors;
-    d["threads_per_executor"] = stock ? 0 : layout.threads_per_executor;
+    d["executors"] = resolved.setting.executors;
+    d["threads_per_executor"] = resolved.setting.threads_per_executor;
     d["teams"] = stock ? std::vector<std::vector<int>>() : layout.team_cpus;
-    d["policy"] = std::string(graphi::ReadyPolicyName(policy));
-    d["setting_source"] = source;
+    d["policy"] = std::string(graphi::ReadyPolicyName(*resolved.setting.policy));
+    d["setting_source"] = std::string(graphi::SettingSourceName(resolved.source));
     d["setting_error"] = py::none();
   } else {
     d["setting_error"] = error;
@@ -171,12 +195,10 @@ py::dict RuntimeInfo() {
 
 // Each graph GRAPHI has run, with the setting in use and where it came from.
 py::list GraphsToList() {
+  graphi::ResolvedSetting in_force;
   graphi::TeamLayout layout;
-  graphi::ReadyPolicy policy;
-  std::string source, error;
-  bool stock = false;
-  const bool resolved = graphi::Runtime::Get().Describe(&layout, &policy, &source, &error, &stock);
-  if (stock) layout.executors = layout.threads_per_executor = 0;  // the "stock" setting
+  std::string error;
+  const bool resolved = graphi::Runtime::Get().Describe(&in_force, &layout, &error);
   py::list out;
   for (const auto& profile : graphi::GraphRegistry::Get().List()) {
     py::dict d;
@@ -190,15 +212,17 @@ py::list GraphsToList() {
     // "alone" or "under_load": whose adopted setting the graph follows now.
     d["load_class"] = std::string(graphi::LoadClassName(profile->load_class()));
     if (resolved) {
-      d["stock_pools"] = stock;
-      d["executors"] = layout.executors;
-      d["threads_per_executor"] = layout.threads_per_executor;
-      d["policy"] = std::string(graphi::ReadyPolicyName(policy));
+      d["stock_pools"] = in_force.setting.stock;
+      d["executors"] = in_force.setting.executors;
+      d["threads_per_executor"] = in_force.setting.threads_per_executor;
+      d["policy"] = std::string(graphi::ReadyPolicyName(*in_force.setting.policy));
+      graphi::Adoption adoption;
+      const bool has_own = profile->adoption(&adoption);
+      d["source"] = std::string(graphi::SettingSourceName(graphi::GraphSettingSource(
+          in_force.source, in_force.setting, has_own ? &adoption : nullptr)));
+    } else {
+      d["source"] = py::none();
     }
-    graphi::Adoption adoption;
-    const bool has_own = profile->adoption(&adoption);
-    d["source"] = graphi::GraphSettingSource(source, layout.executors, layout.threads_per_executor,
-                                             has_own ? &adoption : nullptr);
     graphi::AutotuneStatus status;
     if (graphi::ProcessAutotuner().Status(profile->signature(), &status)) {
       d["autotune"] = AutotuneStatusToDict(status);
@@ -281,17 +305,23 @@ bool AdoptSetting(const std::string& signature, int executors, int threads_per_e
                   const std::string& policy, const std::string& source,
                   const std::vector<int64_t>& node_costs_ns,
                   const std::vector<std::string>& node_names, const std::string& load_class) {
-  if (source != "cache" && source != "tuned") {
+  graphi::Adoption adoption;
+  if (source == "cache" || source == "tuned") {
+    std::string unused;
+    graphi::ParseAdoptedSource(source, &adoption.source, &unused);
+  } else {
     throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
   }
-  graphi::Adoption adoption;
   if (!graphi::ParseLoadClass(load_class, &adoption.load_class)) {
     throw py::value_error("load_class='" + load_class + "' is invalid; allowed: alone, under_load");
   }
-  adoption.setting.executors = executors;
-  adoption.setting.threads_per_executor = threads_per_executor;
-  adoption.setting.policy = policy;
-  adoption.source = source;
+  if (executors < 0 || threads_per_executor < 0 || (executors == 0) != (threads_per_executor == 0)) {
+    throw py::value_error("executors x threads_per_executor = " + std::to_string(executors) + " x " +
+                          std::to_string(threads_per_executor) +
+                          " is invalid; allowed: both >= 1, or 0 x 0 for stock");
+  }
+  adoption.setting = SettingFromPair({executors, threads_per_executor});
+  adoption.setting.policy = PolicyArg(policy);
   adoption.node_costs_ns = node_costs_ns;
   adoption.node_names = node_names;
   return graphi::GraphRegistry::Get().Adopt(signature, adoption);
@@ -307,7 +337,11 @@ void DefineSettings(py::module_& m) {
       "configure",
       [](int executors, int threads_per_executor, const std::string& policy) {
         std::string error;
-        if (!graphi::Runtime::Get().Configure(executors, threads_per_executor, policy, &error)) {
+        graphi::Setting setting;
+        setting.executors = executors;
+        setting.threads_per_executor = threads_per_executor;
+        setting.policy = PolicyArg(policy);
+        if (!graphi::Runtime::Get().Configure(setting, &error)) {
           throw py::value_error(error);
         }
       },
@@ -355,12 +389,11 @@ void DefineTopology(py::module_& m) {
      py::arg("cgroup_root") = "/sys/fs/cgroup", py::arg("proc_root") = "/proc",
      py::arg("affinity") = std::vector<int>());
   m.def("symmetric_settings", []() {
-    return graphi::SymmetricSettings(graphi::Runtime::Get().topology());
+    return SettingsToPairs(graphi::SymmetricSettings(graphi::Runtime::Get().topology()));
   });
   m.def("default_setting", []() {
-    int executors = 0, threads_per_executor = 0;
-    graphi::DefaultSetting(graphi::Runtime::Get().topology(), &executors, &threads_per_executor);
-    return std::make_pair(executors, threads_per_executor);
+    const graphi::Setting s = graphi::DefaultSetting(graphi::Runtime::Get().topology());
+    return std::make_pair(s.executors, s.threads_per_executor);
   }, "The (executors, threads_per_executor) GRAPHI uses when nothing is set, cached or tuned.");
 }
 
@@ -387,12 +420,21 @@ void DefineTuning(py::module_& m) {
     return out;
   }, "Autotuning decisions made since the last call (for the cache).");
   m.def("tuning_candidates", []() {
-    return graphi::TuningCandidates(graphi::Runtime::Get().topology());
+    return SettingsToPairs(graphi::TuningCandidates(graphi::Runtime::Get().topology()));
   }, "The settings the autotuner tries on this machine.");
   m.def("decide_setting", [](const std::vector<std::map<std::pair<int, int>, double>>& rounds,
                              const std::pair<int, int>& default_setting,
                              const std::vector<std::pair<int, int>>& order) {
-    return DecisionToDict(graphi::DecideSetting(rounds, default_setting, order));
+    std::vector<std::map<graphi::Setting, double>> round_medians;
+    for (const auto& round : rounds) {
+      std::map<graphi::Setting, double> r;
+      for (const auto& [setting, median] : round) r[SettingFromPair(setting)] = median;
+      round_medians.push_back(std::move(r));
+    }
+    std::vector<graphi::Setting> settings;
+    for (const auto& setting : order) settings.push_back(SettingFromPair(setting));
+    return DecisionToDict(
+        graphi::DecideSetting(round_medians, SettingFromPair(default_setting), settings));
   }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
      "The C++ decision rule (tuning_decision.h), for tests that compare it with "
      "graphi_tf.decision.");

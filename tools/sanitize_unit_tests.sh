@@ -30,17 +30,19 @@ MODES=("$@")
 TF_FREE_SOURCES=(
   cc/platform/topology.cc
   cc/platform/env_settings.cc
+  cc/platform/thread_affinity.cc
   cc/teams/team_layout.cc
   cc/teams/ready_queue.cc
   cc/teams/step_order.cc
   cc/teams/scheduler.cc
   cc/teams/steal_list.cc
-  cc/platform/thread_affinity.cc
   cc/tuning/autotuner.cc
   cc/tuning/adoption.cc
-  cc/profiler/cost_model.cc
   cc/tuning/load_class.cc
   cc/tuning/tuning_decision.cc
+  cc/profiler/cost_model.cc
+  cc/teams/setting.cc
+  cc/executor/setting_resolver.cc
 )
 mapfile -t TESTS < <(find tests/cc -name '*_test.cc' ! -name executor_conformance_test.cc | sort)
 

@@ -28,37 +28,30 @@ constexpr int64_t kDefaultStealThresholdNs = 0;
 // goes idle during the op can take its remaining blocks.
 constexpr int64_t kDefaultShareAlwaysNs = 1000 * 1000;
 
-// What the work-conservation thresholds read "off" as.
-constexpr int64_t kThresholdOff = -1;
-
-// Reads the executor's settings from the environment (when an executor is
-// created: tests set them per session). An invalid value is an error naming
-// the variable and its allowed values.
-absl::Status ReadExecutorSettings(ExecutorSettings* out) {
-  const EnvInt profile = ReadEnvSwitch("GRAPHI_PROFILE", /*default_on=*/true);
-  const EnvInt arrival = ReadEnvSwitch("GRAPHI_ARRIVAL_ORDER", /*default_on=*/true);
-  const EnvInt inline_ns = ReadEnvInt("GRAPHI_INLINE_THRESHOLD_NS", 0, kNoMax);
-  const EnvInt steal_ns =
-      ReadEnvIntOrWord("GRAPHI_STEAL_THRESHOLD_NS", 0, kNoMax, "off", kThresholdOff);
-  const EnvInt share_ns =
-      ReadEnvIntOrWord("GRAPHI_SHARE_ALWAYS_NS", 0, kNoMax, "off", kThresholdOff);
-  for (const EnvInt* setting : {&profile, &arrival, &inline_ns, &steal_ns, &share_ns}) {
+// Reads the executor's knobs from the environment snapshot the Runtime takes
+// when an executor is created (tests set them per session). An invalid value
+// is an error naming the variable and its allowed values.
+absl::Status ExecutorSettingsFrom(const GraphiEnvironment& env, ExecutorSettings* out) {
+  for (const EnvInt* setting : {&env.profile, &env.arrival_order, &env.inline_threshold_ns,
+                                &env.steal_threshold_ns, &env.share_always_ns}) {
     if (!setting->ok()) {
       return absl::InvalidArgumentError(absl::StrCat("GRAPHI executor: ", setting->error));
     }
   }
-  out->profiling = profile.value == 1;
-  out->arrival_order = arrival.value == 1;
-  out->inline_threshold_ns = inline_ns.value_or(kDefaultInlineThresholdNs);
-  out->steal_threshold_ns = steal_ns.value_or(kDefaultStealThresholdNs);
-  out->share_always_ns = share_ns.value_or(kDefaultShareAlwaysNs);
+  out->profiling = env.profile.value == 1;
+  out->arrival_order = env.arrival_order.value == 1;
+  out->inline_threshold_ns = env.inline_threshold_ns.value_or(kDefaultInlineThresholdNs);
+  // kEnvOff (-1) reads as "off" in both thresholds.
+  out->steal_threshold_ns = env.steal_threshold_ns.value_or(kDefaultStealThresholdNs);
+  out->share_always_ns = env.share_always_ns.value_or(kDefaultShareAlwaysNs);
   return absl::OkStatus();
 }
 
 }  // namespace
 
 GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
-    : immutable_state_(params), settings_status_(ReadExecutorSettings(&settings_)) {}
+    : immutable_state_(params),
+      settings_status_(ExecutorSettingsFrom(Runtime::Get().RefreshEnvironment(), &settings_)) {}
 
 GraphiExecutor::~GraphiExecutor() = default;
 
@@ -216,11 +209,9 @@ bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item, bool idle_te
   return settings_.share_always_ns >= 0 && estimate >= settings_.share_always_ns;
 }
 
-std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status,
-                                                                      bool* stock_pools) {
+std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {
   std::string error;
-  std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error, stock_pools);
-  if (stock_pools != nullptr && *stock_pools) return nullptr;
+  std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error);
   if (teams == nullptr) {
     *status = absl::InvalidArgumentError(
         absl::StrCat("GRAPHI executor: ", error,
@@ -251,19 +242,22 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     }
     return;
   }
-  absl::Status status;
-  bool stock_pools = false;
-  std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status, &stock_pools);
-  if (stock_pools && !profile_->RecordPending()) {
-    RunOnStockExecutor(args, std::move(done));
+  if (Runtime::Get().UseStockPools()) {
+    if (!profile_->RecordPending()) {
+      RunOnStockExecutor(args, std::move(done));
+      return;
+    }
+    // The "stock" setting with a timeline to record: GRAPHI's step on
+    // TensorFlow's pools (null devices).
+    StartDispatchedStep(args, this, nullptr, std::move(done));
     return;
   }
-  if (devices == nullptr && !stock_pools) {
+  absl::Status status;
+  std::shared_ptr<const TeamDevices> devices = CurrentTeamDevices(&status);
+  if (devices == nullptr) {
     done(status);
     return;
   }
-  // Null devices: the "stock" setting with a timeline to record, GRAPHI's
-  // step on TensorFlow's pools.
   StartDispatchedStep(args, this, std::move(devices), std::move(done));
 }
 

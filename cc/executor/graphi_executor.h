@@ -117,11 +117,8 @@ class GraphiExecutor : public tensorflow::Executor {
     return profile_->costs().Rank(item.node_id);
   }
   // The devices of the current teams, or null with *status set when the
-  // GRAPHI setting in the environment is invalid. With `stock_pools`: null
-  // and *stock_pools true when steps run on TensorFlow's pools instead (the
-  // "stock" setting, runtime.h).
-  std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status,
-                                                        bool* stock_pools = nullptr);
+  // GRAPHI setting in the environment is invalid.
+  std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
   // Called as a step is created and as it finishes: feeds the autotuner.
   StepClock BeginStep();
   void EndStep(const StepClock& clock, bool ok);

@@ -15,16 +15,12 @@ class RuntimeLayoutControl final : public LayoutControl {
  public:
   bool AutotuneEnabled() override { return Runtime::Get().AutotuneEnabled(); }
   bool ExplicitLayout() override { return Runtime::Get().ExplicitLayout(); }
-  void Explore(const LayoutSetting& setting) override {
-    Runtime::Get().SetExploring(setting.first, setting.second);
-  }
+  void Explore(const Setting& setting) override { Runtime::Get().SetExploring(setting); }
   void StopExploring() override { Runtime::Get().ClearExploring(); }
-  void Adopt(const std::string& signature, const LayoutSetting& chosen,
-             LoadClass load_class) override {
+  void Adopt(const std::string& signature, const Setting& chosen, LoadClass load_class) override {
     Adoption adoption;
-    adoption.setting.executors = chosen.first;
-    adoption.setting.threads_per_executor = chosen.second;
-    adoption.source = "autotuned";
+    adoption.setting = chosen;
+    adoption.source = SettingSource::kAutotuned;
     adoption.load_class = load_class;
     if (std::shared_ptr<GraphProfile> profile = GraphRegistry::Get().Find(signature)) {
       adoption.node_costs_ns = profile->costs().Estimates();
@@ -40,12 +36,11 @@ Autotuner& ProcessAutotuner() {
   static Autotuner* autotuner = [] {
     const Topology& topology = Runtime::Get().topology();
     AutotuneOptions options;
-    int e = 1, t = 1;
-    DefaultSetting(topology, &e, &t);
+    const Setting one_team_per_tile = DefaultSetting(topology);
     options.candidates = TuningCandidates(topology);
-    if (std::find(options.candidates.begin(), options.candidates.end(), LayoutSetting{e, t}) ==
+    if (std::find(options.candidates.begin(), options.candidates.end(), one_team_per_tile) ==
         options.candidates.end()) {
-      options.candidates.push_back({e, t});
+      options.candidates.push_back(one_team_per_tile);
     }
     // Do no harm against what the user had before GRAPHI: TensorFlow's own
     // pools are the reference, and a team layout is adopted only where it

@@ -1,21 +1,16 @@
-// The process-wide GRAPHI runtime: machine topology, the current team layout
-// and its threads, and the ready-op policy.
+// The process-wide GRAPHI runtime: machine topology, the setting in force and
+// the teams it runs on.
 //
-// Settings come from, in order: the last Configure() call (Python
-// graphi_tf.configure), the environment (GRAPHI_EXECUTORS,
-// GRAPHI_THREADS_PER_EXECUTOR, GRAPHI_POLICY), the layout the autotuner is
-// exploring (autotuner.h), a setting adopted for a graph this process runs
-// (from the cache, tune() or the autotuner, for the load class the graph is
-// in; when several graphs have one, the largest graph's wins), else the default: one team per L2 tile with as many
-// threads as the tile has cores (DefaultSetting). The default policy is
-// critical_path_first (which orders like fifo until costs are known);
-// GRAPHI_TUNE=0 makes it fifo.
+// The Runtime holds what may ask for a setting (configure(), the environment
+// snapshot, the autotuner's visit, the adopted setting) and ResolveSetting
+// (setting_resolver.h, which states the precedence) decides. It resolves
+// again on every change and publishes whether steps run on TensorFlow's own
+// pools ("stock"), which a step reads without the lock.
 //
-// GRAPHI_EXECUTORS=stock, the autotuner's visit and an adopted setting may
-// also be "stock"
-// (kStockSetting, tuning_decision.h): steps then run on TensorFlow's own
-// pools, and the teams of the resolved layout (the default's) stay idle, built
-// only if a step still needs them. configure() always names teams.
+// The environment is read (env_settings.h) when the library loads, at
+// Configure() and when an executor is created (RefreshEnvironment), never on
+// a step's path: a GRAPHI_* variable set later applies to graphs created
+// later.
 //
 // Autotuning is on unless SetAutotune(0), GRAPHI_AUTOTUNE=0 or GRAPHI_TUNE=0
 // turns it off (SetAutotune wins over the environment).
@@ -24,11 +19,11 @@
 // when the setting changes; steps in flight finish on the teams they started
 // on. While the autotuner explores, the team sets it leaves are kept warm and
 // reused when a layout comes round again, and the first step after it stops
-// runs on the kept set of the layout it settled on: "kept the default" means
-// the very threads the graph started on, not new ones that start with cold
-// thread-local state (oneDNN's primitive cache, malloc arenas), and
-// exploration builds at most one set per candidate layout rather than one per
-// visit. The other kept sets are released then.
+// runs on the kept set of the layout it settled on, so that "kept the
+// default" means the very threads the graph started on (docs/design.md,
+// "Autotuning"). The other kept sets are released then. Under "stock" the
+// resolved teams (the default's) stay idle, built only if a step still needs
+// them.
 //
 // The Runtime is the GraphRegistry's AdoptionListener (set when the library
 // loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
@@ -44,29 +39,16 @@
 #include <string>
 #include <vector>
 
-#include "cc/teams/ready_queue.h"
+#include "cc/executor/setting_resolver.h"
+#include "cc/platform/env_settings.h"
+#include "cc/platform/topology.h"
+#include "cc/teams/setting.h"
 #include "cc/teams/team_layout.h"
 #include "cc/teams/team_set.h"
-#include "cc/platform/topology.h"
 #include "cc/util/mutex.h"
 #include "cc/util/thread_annotations.h"
 
 namespace graphi {
-
-// The largest GRAPHI_EXECUTORS / GRAPHI_THREADS_PER_EXECUTOR the environment
-// may ask for: more than any machine has cores, small enough that a typo
-// (an extra digit) is an error rather than a huge layout request.
-inline constexpr int kMaxLayoutSetting = 4096;
-
-struct RuntimeSetting {
-  int executors = 0;             // 0 = not set
-  int threads_per_executor = 0;  // 0 = not set
-  // The "stock" setting (tuning_decision.h, kStockSetting): steps run on
-  // TensorFlow's own pools. Only the autotuner and adopted settings carry it.
-  bool stock = false;
-  ReadyPolicy policy = ReadyPolicy::kFifo;
-  bool policy_set = false;
-};
 
 class Runtime {
  public:
@@ -81,85 +63,75 @@ class Runtime {
   // it left glibc's alone.
   int malloc_arena_max() const { return malloc_arena_max_; }
 
-  // Sets the layout for later steps. 0 means "environment or default" for
-  // that field. Returns false with a message naming the setting and the
-  // allowed values if the layout does not fit the machine.
-  bool Configure(int executors, int threads_per_executor, const std::string& policy,
-                 std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Reads the environment again (an executor is being created) and returns
+  // the snapshot, for the executor's own knobs.
+  GraphiEnvironment RefreshEnvironment() GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // The teams steps should start on now; builds them on first use. Returns
-  // null and fills *error if the environment holds an invalid setting.
-  // With `stock_pools`, when the "stock" setting is in force, sets it and
-  // returns null with no error: the step runs on TensorFlow's own pools.
-  // Without it the teams are returned anyway (a nested step on a team
-  // thread keeps its caller's teams).
-  std::shared_ptr<TeamSet> CurrentTeams(std::string* error, bool* stock_pools = nullptr)
-      GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Sets the layout and policy for later steps (never stock); a field not
+  // given (0, no policy) falls to the environment or below. Reads the
+  // environment again. False with a message naming the setting and the
+  // allowed values if it does not fit the machine; nothing changes then.
+  bool Configure(const Setting& setting, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // The setting in force for a graph (source "cache", "tuned" or
-  // "autotuned") of `node_count` nodes, for the load class it is in
-  // (load_class.h); 0 x 0 is the "stock" setting. Followed unless the user
-  // set the layout through Configure() or the environment, or a larger
-  // graph's setting is in force. `replaces_configure` (tune() finishing: it
+  // Whether steps run on TensorFlow's own pools now ("stock" in force).
+  // Lock-free, for every step; past exploration it also lets go of the team
+  // sets kept while exploring, which steps on stock never ask for.
+  bool UseStockPools() GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // The teams of the setting in force (for stock, the idle default's); built
+  // on first use. Null with *error when the environment holds an invalid
+  // setting.
+  std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // The setting adopted for a graph of `node_count` nodes (a complete
+  // setting, possibly stock; from an adopted `source`). Followed unless
+  // configure() or the environment pins the layout, or a larger graph's
+  // setting is in force. `replaces_configure` (tune() finishing: it
   // configures while it sweeps) also clears a Configure(). Returns whether
   // the layout now follows it; *error if it does not fit.
-  bool AdoptSetting(int executors, int threads_per_executor, const std::string& policy,
-                    const std::string& source, int node_count, bool replaces_configure,
-                    std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
+  bool AdoptSetting(const Setting& setting, SettingSource source, int node_count,
+                    bool replaces_configure, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // Forgets the adopted setting (back to environment/default).
+  // Forgets the adopted setting.
   void ClearAdoptedSetting() GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // The layout the autotuner is trying (0 x 0: "stock"); below Configure()
-  // and the environment, above adopted settings.
-  void SetExploring(int executors, int threads_per_executor) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // The setting the autotuner is visiting (a layout or stock); below
+  // configure() and the environment, above adopted settings.
+  void SetExploring(const Setting& setting) GRAPHI_LOCKS_EXCLUDED(mu_);
   void ClearExploring() GRAPHI_LOCKS_EXCLUDED(mu_);
-  // Whether Configure() or the environment pins the layout.
+  // Whether configure() or the environment pins the layout.
   bool ExplicitLayout() GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // -1: follow the environment (GRAPHI_AUTOTUNE, GRAPHI_TUNE); 0: off; 1: on.
   void SetAutotune(int mode) GRAPHI_LOCKS_EXCLUDED(mu_);
   // Whether online autotuning is on. False with *error set if
-  // GRAPHI_AUTOTUNE holds an invalid value.
+  // GRAPHI_AUTOTUNE or GRAPHI_TUNE holds an invalid value.
   bool AutotuneEnabled(std::string* error = nullptr) GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // Description of the setting in force (for info()): fills the layout that
-  // would be used and where it came from ("configure", "environment",
-  // "default"), and whether steps run on TensorFlow's pools instead
-  // (*stock; the layout is then that of the teams kept idle beside them).
-  bool Describe(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                std::string* error, bool* stock = nullptr) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // The setting in force and where it came from, and the layout of its
+  // teams (for stock, of the teams kept idle beside TensorFlow's pools).
+  bool Describe(ResolvedSetting* resolved, TeamLayout* teams, std::string* error)
+      GRAPHI_LOCKS_EXCLUDED(mu_);
 
  private:
   Runtime();
-  // The setting in force: the layout, the policy and where it came from;
-  // *stock when that is the "stock" setting (the layout is then the
-  // default's, for teams nested steps may still need).
-  bool ResolveLocked(TeamLayout* layout, ReadyPolicy* policy, std::string* source,
-                     std::string* error, bool* stock = nullptr)
+  SettingInputs InputsLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resolves the setting and builds its teams' layout.
+  bool ResolveLocked(ResolvedSetting* resolved, TeamLayout* layout, std::string* error)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether the "stock" setting is in force, as ResolveLocked would say:
-  // below_env_ and the environment, without mu_.
-  bool StockInForce() const;
-  // Stores below_env_ from configured_, exploring_ and adopted_; called by
-  // every method that changes them.
-  void PublishBelowEnvLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether the autotuner is visiting a setting (a layout or "stock").
+  // Resolves again after a change: publishes stock_pools_ and drops the live
+  // teams if the layout or policy moved (a setting that fails to resolve
+  // leaves the teams as they are, and steps report its error).
+  void ApplyChangeLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ExploringLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return exploring_.executors != 0 || exploring_.stock;
+    return exploring_.names_layout();
   }
-  // The policy: configure() > GRAPHI_POLICY > adopted > default.
-  bool ResolvePolicyLocked(ReadyPolicy* policy, std::string* error)
-      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Resolves the setting again after a change and drops the live teams if
-  // it moved (a setting that fails to resolve leaves them as they are).
-  void ReresolveLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the live teams if `layout`/`policy` differ (rebuilt lazily); while
   // exploring, or until the first step after it, into warm_teams_.
   void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases the kept sets once exploration is over, for steps that run on
-  // "stock" and so never reach CurrentTeams' release.
+  // stock and so never reach CurrentTeams' release.
   void ReleaseWarmTeamsOnStock() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Removes and returns the kept set for `layout`/`policy`, or null.
   std::shared_ptr<TeamSet> TakeWarmTeamsLocked(const TeamLayout& layout, ReadyPolicy policy)
@@ -168,42 +140,28 @@ class Runtime {
   Topology topology_;           // immutable after construction
   std::string topology_error_;  // immutable after construction
   int malloc_arena_max_ = 0;    // immutable after construction
+  Setting default_setting_;     // immutable after construction
 
   Mutex mu_;
-  RuntimeSetting configured_ GRAPHI_GUARDED_BY(mu_);
-  RuntimeSetting adopted_ GRAPHI_GUARDED_BY(mu_);
-  std::string adopted_source_ GRAPHI_GUARDED_BY(mu_);
+  GraphiEnvironment environment_ GRAPHI_GUARDED_BY(mu_);
+  Setting configured_ GRAPHI_GUARDED_BY(mu_);
+  Setting exploring_ GRAPHI_GUARDED_BY(mu_);
+  Setting adopted_ GRAPHI_GUARDED_BY(mu_);
+  SettingSource adopted_source_ GRAPHI_GUARDED_BY(mu_) = SettingSource::kCache;
   int adopted_node_count_ GRAPHI_GUARDED_BY(mu_) = -1;
-  RuntimeSetting exploring_ GRAPHI_GUARDED_BY(mu_);
   int autotune_mode_ GRAPHI_GUARDED_BY(mu_) = -1;
   std::shared_ptr<TeamSet> teams_ GRAPHI_GUARDED_BY(mu_);
   // Team sets left while exploring (at most one per candidate layout), idle.
   std::vector<std::shared_ptr<TeamSet>> warm_teams_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
-  // The setting's precedence without the environment, for StockInForce():
-  // configure() in force, else whether the autotuner's visit or the adopted
-  // setting is "stock". Written under mu_ (release), read without it
-  // (acquire): a step that starts while it changes may use either value,
-  // as it could with the lock.
-  static constexpr int kConfigured = 0;
-  static constexpr int kBelowEnvStock = 1;
-  static constexpr int kBelowEnvTeams = 2;
-  std::atomic<int> below_env_{kBelowEnvTeams};
-  // Whether warm_teams_ is non-empty (written under mu_): a step on "stock"
+  // Whether the resolved setting is stock. Written under mu_ (release) by
+  // ApplyChangeLocked, read without it (acquire): a step that starts while
+  // it changes may use either value, as it could with the lock.
+  std::atomic<bool> stock_pools_{false};
+  // Whether warm_teams_ is non-empty (written under mu_): a step on stock
   // takes the lock only to release them once exploration is over.
   std::atomic<bool> warm_teams_pending_{false};
 };
-
-// What GRAPHI_EXECUTORS=stock reads as: the "stock" setting, chosen
-// explicitly (steps on TensorFlow's own pools, inside the GRAPHI executor;
-// for A/B runs and as a way out of teams without changing executor_type).
-inline constexpr int kStockEnv = -1;
-
-// Reads GRAPHI_EXECUTORS or GRAPHI_THREADS_PER_EXECUTOR: a whole number
-// from 1 to kMaxLayoutSetting, or unset (*value = 0); GRAPHI_EXECUTORS also
-// takes "stock" (*value = kStockEnv). False with an error naming the
-// variable and the allowed values for anything else.
-bool ReadLayoutEnv(const char* name, int* value, std::string* error);
 
 }  // namespace graphi
 

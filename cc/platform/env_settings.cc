@@ -66,4 +66,22 @@ EnvInt ReadEnvSwitch(const char* name, bool default_on) {
   return out;
 }
 
+GraphiEnvironment ReadGraphiEnvironment() {
+  GraphiEnvironment env;
+  env.executors =
+      ReadEnvIntOrWord("GRAPHI_EXECUTORS", 1, kMaxLayoutSetting, "stock", kEnvStock);
+  env.threads_per_executor = ReadEnvInt("GRAPHI_THREADS_PER_EXECUTOR", 1, kMaxLayoutSetting);
+  const char* policy = std::getenv("GRAPHI_POLICY");
+  env.policy = policy == nullptr ? "" : policy;
+  env.tune = ReadEnvSwitch("GRAPHI_TUNE", /*default_on=*/true);
+  env.autotune = ReadEnvSwitch("GRAPHI_AUTOTUNE", /*default_on=*/true);
+  env.profile = ReadEnvSwitch("GRAPHI_PROFILE", /*default_on=*/true);
+  env.arrival_order = ReadEnvSwitch("GRAPHI_ARRIVAL_ORDER", /*default_on=*/true);
+  env.inline_threshold_ns = ReadEnvInt("GRAPHI_INLINE_THRESHOLD_NS", 0, kNoMax);
+  env.steal_threshold_ns =
+      ReadEnvIntOrWord("GRAPHI_STEAL_THRESHOLD_NS", 0, kNoMax, "off", kEnvOff);
+  env.share_always_ns = ReadEnvIntOrWord("GRAPHI_SHARE_ALWAYS_NS", 0, kNoMax, "off", kEnvOff);
+  return env;
+}
+
 }  // namespace graphi

@@ -1,4 +1,10 @@
-// GRAPHI's integer settings from the environment, read one way.
+// GRAPHI's settings from the environment, read one way and in one place.
+//
+// ReadGraphiEnvironment() reads every GRAPHI_* variable the native library
+// knows into a GraphiEnvironment snapshot; no other file calls getenv for
+// them. The Runtime takes a snapshot when the library loads, at configure()
+// and when an executor is created (runtime.h); nothing reads the environment
+// on a step's path.
 //
 // A setting is unset (or empty): the caller's default applies. Set, it must
 // be a whole number in [min, max] (or, for ReadEnvIntOrWord, the one word it
@@ -18,6 +24,16 @@
 namespace graphi {
 
 inline constexpr int64_t kNoMax = std::numeric_limits<int64_t>::max();
+
+// The largest GRAPHI_EXECUTORS / GRAPHI_THREADS_PER_EXECUTOR the environment
+// may ask for: more than any machine has cores, small enough that a typo
+// (an extra digit) is an error rather than a huge layout request.
+inline constexpr int kMaxLayoutSetting = 4096;
+
+// What GRAPHI_EXECUTORS=stock reads as (TensorFlow's own pools), and what
+// the thresholds' "off" reads as.
+inline constexpr int64_t kEnvStock = -1;
+inline constexpr int64_t kEnvOff = -1;
 
 // One environment setting as read: unset, a value, or an error.
 struct EnvInt {
@@ -41,6 +57,27 @@ EnvInt ReadEnvIntOrWord(const char* name, int64_t min, int64_t max, const char* 
 // Reads `name` as an on/off switch: "0" (off) or "1" (on); unset means
 // `default_on`. `value` is 0 or 1, the default when unset.
 EnvInt ReadEnvSwitch(const char* name, bool default_on);
+
+// Every GRAPHI_* variable the native library reads, as read at one moment.
+// Each field is unset, a value, or an error naming the variable.
+struct GraphiEnvironment {
+  // The team layout (the Runtime, setting_resolver.h).
+  EnvInt executors;             // GRAPHI_EXECUTORS: 1..kMaxLayoutSetting or "stock" (kEnvStock)
+  EnvInt threads_per_executor;  // GRAPHI_THREADS_PER_EXECUTOR: 1..kMaxLayoutSetting
+  std::string policy;           // GRAPHI_POLICY as written ("" unset; the resolver parses it)
+  // Switches, 0 or 1 (on when unset).
+  EnvInt tune;      // GRAPHI_TUNE: everything automatic
+  EnvInt autotune;  // GRAPHI_AUTOTUNE: online autotuning
+  // The executor's knobs (graphi_executor.h).
+  EnvInt profile;              // GRAPHI_PROFILE switch
+  EnvInt arrival_order;        // GRAPHI_ARRIVAL_ORDER switch
+  EnvInt inline_threshold_ns;  // GRAPHI_INLINE_THRESHOLD_NS >= 0
+  EnvInt steal_threshold_ns;   // GRAPHI_STEAL_THRESHOLD_NS >= 0 or "off" (kEnvOff)
+  EnvInt share_always_ns;      // GRAPHI_SHARE_ALWAYS_NS >= 0 or "off" (kEnvOff)
+};
+
+// Reads the snapshot (callers must not setenv concurrently, as for getenv).
+GraphiEnvironment ReadGraphiEnvironment();
 
 // The allowed values, as error messages state them: "a whole number from 1
 // to 4096", "a whole number >= 0", plus `or "word"` when a word is allowed.

@@ -196,37 +196,35 @@ bool BuildTeamLayout(const Topology& topology, int executors,
   return true;
 }
 
-void DefaultSetting(const Topology& topology, int* executors,
-                    int* threads_per_executor) {
+Setting DefaultSetting(const Topology& topology) {
   const int cores = UsableCores(topology);
   int threads = topology.tiles.empty()
                     ? 1
                     : static_cast<int>(topology.tiles.front().size());
   threads = std::max(1, std::min(threads, cores));
-  *threads_per_executor = threads;
-  *executors = std::max(1, MaxTeams(topology, threads));
+  return TeamsSetting(std::max(1, MaxTeams(topology, threads)), threads);
 }
 
-std::vector<std::pair<int, int>> SymmetricSettings(const Topology& topology) {
-  std::vector<std::pair<int, int>> settings;
+std::vector<Setting> SymmetricSettings(const Topology& topology) {
+  std::vector<Setting> settings;
   const int cores = UsableCores(topology);
   for (int threads = 1; threads <= cores; ++threads) {
     // Teams are placed greedily in order, so if E teams fit then every
     // smaller E fits as well: one MaxTeams call covers all E for this T.
     const int max_teams = MaxTeams(topology, threads);
     for (int executors = 1; executors <= max_teams; ++executors) {
-      settings.emplace_back(executors, threads);
+      settings.push_back(TeamsSetting(executors, threads));
     }
   }
   std::sort(settings.begin(), settings.end());
   return settings;
 }
 
-std::vector<std::pair<int, int>> TuningCandidates(const Topology& topology) {
+std::vector<Setting> TuningCandidates(const Topology& topology) {
   const int cores = UsableCores(topology);
-  std::vector<std::pair<int, int>> out;
+  std::vector<Setting> out;
   auto add = [&out](int executors, int threads) {
-    const std::pair<int, int> s{executors, threads};
+    const Setting s = TeamsSetting(executors, threads);
     if (executors >= 1 && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   };
   if (cores < 1) return out;

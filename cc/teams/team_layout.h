@@ -4,8 +4,9 @@
 // threads pinned to T distinct CPUs. A team owns whole L2 tiles so that teams
 // never contend for the same L2 cache, and E x T never exceeds the cores the
 // process may use (affinity mask and cgroup quota). E and T come from the
-// GRAPHI_EXECUTORS and GRAPHI_THREADS_PER_EXECUTOR settings; error messages
-// name those settings and the allowed range so users can fix them.
+// setting in force (setting_resolver.h); error messages name the
+// GRAPHI_EXECUTORS and GRAPHI_THREADS_PER_EXECUTOR settings and the allowed
+// range so users can fix them.
 //
 // Thread-safety: pure functions over a Topology value; thread-compatible.
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cc/platform/topology.h"
+#include "cc/teams/setting.h"
 
 namespace graphi {
 
@@ -52,13 +54,12 @@ bool BuildTeamLayout(const Topology& topology, int executors,
 // with 68 CPUs in 2-CPU tiles this is 34 x 2; with 2 CPUs in 1-CPU tiles 2 x 1.
 // When the topology has no usable cores this yields 1 x 1, which
 // BuildTeamLayout then rejects with an explanatory error.
-void DefaultSetting(const Topology& topology, int* executors,
-                    int* threads_per_executor);
+Setting DefaultSetting(const Topology& topology);
 
 // Every (executors, threads_per_executor) pair that BuildTeamLayout accepts on
 // `topology`, for T in 1..UsableCores and E in 1..UsableCores/T, sorted by
 // (E, T). Useful for sweeping settings in benchmarks and tests.
-std::vector<std::pair<int, int>> SymmetricSettings(const Topology& topology);
+std::vector<Setting> SymmetricSettings(const Topology& topology);
 
 // The layouts the autotuner and graphi_tf.tune compare on `topology`, sorted
 // by (E, T): for each team size T in {1, tile, 2 x tile, 4 x tile, ...} up to
@@ -67,7 +68,7 @@ std::vector<std::pair<int, int>> SymmetricSettings(const Topology& topology);
 // tiles: 1x1, 1x2, 2x1; on 16: 1x1, 1x16, 2x8, 4x4, 8x2, 16x1. All symmetric
 // settings would be 50 on 16 cores, more than a few seconds of exploration
 // can visit (docs/design.md, "Manycore").
-std::vector<std::pair<int, int>> TuningCandidates(const Topology& topology);
+std::vector<Setting> TuningCandidates(const Topology& topology);
 
 }  // namespace graphi
 

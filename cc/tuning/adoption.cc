@@ -18,14 +18,11 @@ const Adoption* AdoptionSlots::InForce(LoadClass load_class) const {
 
 bool AdoptionSlots::empty() const { return !slots_[0].has_value() && !slots_[1].has_value(); }
 
-std::string GraphSettingSource(const std::string& process_source, int executors,
-                               int threads_per_executor, const Adoption* own) {
-  const bool adopted =
-      process_source == "cache" || process_source == "tuned" || process_source == "autotuned";
-  if (!adopted) return process_source;
-  const bool own_in_force = own != nullptr && own->setting.executors == executors &&
-                            own->setting.threads_per_executor == threads_per_executor;
-  return own_in_force ? own->source : "default";
+SettingSource GraphSettingSource(SettingSource process_source, const Setting& in_force,
+                                 const Adoption* own) {
+  if (!IsAdoptedSource(process_source)) return process_source;
+  const bool own_in_force = own != nullptr && own->setting.SameLayout(in_force);
+  return own_in_force ? own->source : SettingSource::kDefault;
 }
 
 }  // namespace graphi

@@ -19,22 +19,17 @@
 #include <string>
 #include <vector>
 
+#include "cc/teams/setting.h"
 #include "cc/tuning/load_class.h"
 
 namespace graphi {
-
-struct GraphSetting {
-  int executors = 0;
-  int threads_per_executor = 0;
-  std::string policy;
-};
 
 // A setting (and costs) recorded for a signature by the cache, tune() or the
 // autotuner, for the graph's steps in one load class (tune() times one step
 // at a time: kAlone).
 struct Adoption {
-  GraphSetting setting;
-  std::string source;  // "cache", "tuned" or "autotuned"
+  Setting setting;  // complete (E x T, or stock), with or without a policy
+  SettingSource source = SettingSource::kCache;  // kCache, kTuned or kAutotuned
   LoadClass load_class = LoadClass::kAlone;
   std::vector<int64_t> node_costs_ns;
   std::vector<std::string> node_names;
@@ -69,15 +64,14 @@ class AdoptionListener {
 };
 
 // Where the setting a graph runs with came from (info(), graphs()).
-// `process_source` is where the process-wide setting in force came from
-// ("default", "configure", "environment", "autotune", or an adopted
-// setting's source) and `executors` x `threads_per_executor` its layout;
-// `own` is the graph's own adoption, or null. A graph whose own adopted
-// setting is the one in force reports that adoption's source; a graph that
-// runs on another graph's adopted setting reports "default" (nothing was
-// chosen for it); otherwise the process-wide source.
-std::string GraphSettingSource(const std::string& process_source, int executors,
-                               int threads_per_executor, const Adoption* own);
+// `process_source` is where the process-wide setting in force came from and
+// `in_force` that setting; `own` is the graph's own adoption, or null. A
+// graph whose own adopted setting is the one in force reports that
+// adoption's source; a graph that runs on another graph's adopted setting
+// reports kDefault (nothing was chosen for it); otherwise the process-wide
+// source.
+SettingSource GraphSettingSource(SettingSource process_source, const Setting& in_force,
+                                 const Adoption* own);
 
 }  // namespace graphi
 

@@ -180,7 +180,7 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();
   st.order.push_back(options_.default_setting);
-  for (const LayoutSetting& c : options_.candidates) {
+  for (const Setting& c : options_.candidates) {
     if (c != options_.default_setting) st.order.push_back(c);
   }
   st.visits_planned = st.rounds * static_cast<int>(st.order.size());
@@ -212,7 +212,7 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
 
 void Autotuner::StartVisitLocked(Track* track) {
   GRAPHI_DCHECK(!target_.empty() && visit_index_ < round_order_.size());
-  const LayoutSetting& setting = round_order_[visit_index_];
+  const Setting& setting = round_order_[visit_index_];
   track->status.current = setting;
   control_->Explore(setting);
   visit_start_ns_ = Now();
@@ -293,8 +293,8 @@ void Autotuner::FinishVisitLocked(Track* track) {
 
 void Autotuner::EliminateLocked(Track* track) {
   AutotuneStatus& st = track->status;
-  std::vector<LayoutSetting> keep;
-  for (const LayoutSetting& setting : live_) {
+  std::vector<Setting> keep;
+  for (const Setting& setting : live_) {
     bool drop = false;
     if (setting != options_.default_setting) {
       std::vector<double> ratios;

@@ -91,17 +91,17 @@ class LayoutControl {
   // settings always win over autotuning).
   virtual bool ExplicitLayout() = 0;
   // Runs later steps on `setting` until StopExploring().
-  virtual void Explore(const LayoutSetting& setting) = 0;
+  virtual void Explore(const Setting& setting) = 0;
   virtual void StopExploring() = 0;
   // Records `chosen` as graph `signature`'s setting for `load_class`
   // (source "autotuned").
-  virtual void Adopt(const std::string& signature, const LayoutSetting& chosen,
+  virtual void Adopt(const std::string& signature, const Setting& chosen,
                      LoadClass load_class) = 0;
 };
 
 struct AutotuneOptions {
-  std::vector<LayoutSetting> candidates;  // must include default_setting
-  LayoutSetting default_setting{1, 1};
+  std::vector<Setting> candidates;  // must include default_setting
+  Setting default_setting = TeamsSetting(1, 1);
   int settle_steps = 3;
   // ... and at least this long since its first step began: a process's first
   // fraction of a second (allocator pools, caches, the OS's placement of new
@@ -163,8 +163,8 @@ struct AutotuneStatus {
   int load_clients = 0;
   // The class explored (kUnderLoad iff load_clients > 0), and decided for.
   LoadClass load_class = LoadClass::kAlone;
-  LayoutSetting current;  // layout being visited (while exploring)
-  LayoutSetting chosen;   // after the decision
+  Setting current;  // layout being visited (while exploring)
+  Setting chosen;   // after the decision
   // Time the exploring steps took beyond what the reference (default)
   // layout would have taken, estimated from the default's medians (not
   // estimated under load: 0).
@@ -172,9 +172,9 @@ struct AutotuneStatus {
   int64_t exploration_wall_ns = 0;
   int64_t reference_step_ns = 0;  // the default's step time (settling, then its rounds)
   // Per-round medians (ns) and the decision, once made.
-  std::vector<std::map<LayoutSetting, double>> round_medians_ns;
-  std::map<LayoutSetting, int> eliminated_after_round;
-  std::vector<LayoutSetting> order;
+  std::vector<std::map<Setting, double>> round_medians_ns;
+  std::map<Setting, int> eliminated_after_round;
+  std::vector<Setting> order;
   TuningDecision decision;
 };
 
@@ -268,7 +268,7 @@ class Autotuner {
   std::string target_ GRAPHI_GUARDED_BY(mu_);  // empty: not exploring
   // The visit in progress (target_ non-empty).
   int round_ GRAPHI_GUARDED_BY(mu_) = 0;
-  std::vector<LayoutSetting> round_order_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<Setting> round_order_ GRAPHI_GUARDED_BY(mu_);
   size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
   int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   // Under load: the end of the visit's last discarded completion. One step
@@ -277,7 +277,7 @@ class Autotuner {
   int64_t visit_mark_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);
-  std::vector<LayoutSetting> live_ GRAPHI_GUARDED_BY(mu_);
+  std::vector<Setting> live_ GRAPHI_GUARDED_BY(mu_);
   int64_t exploration_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<AutotuneResult> decisions_ GRAPHI_GUARDED_BY(mu_);
 };

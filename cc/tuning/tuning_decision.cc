@@ -7,11 +7,6 @@
 
 namespace graphi {
 
-std::string SettingLabel(const LayoutSetting& setting) {
-  if (setting == kStockSetting) return "stock";
-  return std::to_string(setting.first) + "x" + std::to_string(setting.second);
-}
-
 double MedianOf(std::vector<double> values) {
   GRAPHI_DCHECK(!values.empty());
   std::sort(values.begin(), values.end());
@@ -26,8 +21,8 @@ bool ShouldEliminate(const std::vector<double>& ratios_so_far) {
 
 namespace {
 
-SettingEvidence EvidenceFor(const std::vector<std::map<LayoutSetting, double>>& round_medians,
-                            const LayoutSetting& setting, const LayoutSetting& default_setting) {
+SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_medians,
+                            const Setting& setting, const Setting& default_setting) {
   SettingEvidence e;
   e.setting = setting;
   for (const auto& round : round_medians) {
@@ -55,15 +50,15 @@ std::string Format(const char* format, double a, double b) {
 
 }  // namespace
 
-TuningDecision DecideSetting(const std::vector<std::map<LayoutSetting, double>>& round_medians,
-                             const LayoutSetting& default_setting,
-                             const std::vector<LayoutSetting>& order) {
+TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
+                             const Setting& default_setting,
+                             const std::vector<Setting>& order) {
   TuningDecision decision;
   decision.default_setting = default_setting;
   decision.chosen = default_setting;
   const SettingEvidence* best = nullptr;
   decision.evidence.reserve(order.size());
-  for (const LayoutSetting& setting : order) {
+  for (const Setting& setting : order) {
     decision.evidence.push_back(EvidenceFor(round_medians, setting, default_setting));
   }
   for (const SettingEvidence& e : decision.evidence) {
@@ -72,11 +67,11 @@ TuningDecision DecideSetting(const std::vector<std::map<LayoutSetting, double>>&
   if (best != nullptr) {
     decision.chosen = best->setting;
     decision.adopted = true;
-    decision.reason = SettingLabel(best->setting) + " adopted: " +
+    decision.reason = best->setting.Label() + " adopted: " +
                       Format("%.3f ± %.3f", best->ratio_median, best->ratio_spread) +
-                      " of the default " + SettingLabel(default_setting) + "'s step time";
+                      " of the default " + default_setting.Label() + "'s step time";
   } else {
-    decision.reason = SettingLabel(default_setting) +
+    decision.reason = default_setting.Label() +
                       " (the default) kept: no other setting beat it by more than its spread";
   }
   return decision;

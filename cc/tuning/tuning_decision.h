@@ -25,29 +25,21 @@
 
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "cc/teams/setting.h"
 
 namespace graphi {
 
-using LayoutSetting = std::pair<int, int>;  // (executors, threads_per_executor)
-
-// The setting "stock": no teams; a step's ready ops go to the runner
-// TensorFlow passes the executor (the session's or the function runtime's
-// inter-op pool) and kernels use the device's shared intra-op pool, as under
-// TensorFlow's own executor. The online autotuner times it beside the team
-// layouts and uses it as the reference, so that a graph runs on teams only
-// where they beat TensorFlow's pools (autotuner.h).
-inline constexpr LayoutSetting kStockSetting{0, 0};
+// Settings are compared by layout alone (Setting, setting.h; no policy).
+// kStockSetting is the online autotuner's reference, so that a graph runs on
+// teams only where they beat TensorFlow's pools (autotuner.h).
 
 inline constexpr int kMinRoundsToAdopt = 2;
 inline constexpr double kEliminateRatio = 1.2;
 
-// "ExT", e.g. "2x1"; "stock" for kStockSetting.
-std::string SettingLabel(const LayoutSetting& setting);
-
 struct SettingEvidence {
-  LayoutSetting setting;
+  Setting setting;
   std::vector<double> ratios;  // one per round in which both it and the default ran
   double ratio_median = 1.0;
   double ratio_spread = 0.0;
@@ -55,8 +47,8 @@ struct SettingEvidence {
 };
 
 struct TuningDecision {
-  LayoutSetting default_setting;
-  LayoutSetting chosen;
+  Setting default_setting;
+  Setting chosen;
   bool adopted = false;  // chosen != default_setting
   std::string reason;    // one sentence for users
   std::vector<SettingEvidence> evidence;  // in `order`
@@ -64,9 +56,9 @@ struct TuningDecision {
 
 // round_medians[r] maps each setting timed in round r to its median (any
 // unit). `order` lists the settings (the default among them).
-TuningDecision DecideSetting(const std::vector<std::map<LayoutSetting, double>>& round_medians,
-                             const LayoutSetting& default_setting,
-                             const std::vector<LayoutSetting>& order);
+TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
+                             const Setting& default_setting,
+                             const std::vector<Setting>& order);
 
 // Whether a setting with these ratios to the default should not be timed
 // again.

@@ -278,7 +278,6 @@ def build(spec: ModelSpec, size: str = "small", mode: str = "graph", executor: s
     inter_op = check_threads("inter_op", inter_op)
     intra_op = check_threads("intra_op", intra_op)
     seed = check_seed(seed)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     cls = GraphTrainingStep if mode == "graph" else FunctionTrainingStep
     return cls(spec, size, hp, executor, seed, inter_op, intra_op)
 

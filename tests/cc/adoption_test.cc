@@ -9,47 +9,52 @@
 namespace graphi {
 namespace {
 
-Adoption AdoptionOf(int executors, int threads_per_executor, const std::string& source) {
+constexpr SettingSource kCache = SettingSource::kCache;
+constexpr SettingSource kTuned = SettingSource::kTuned;
+constexpr SettingSource kAutotuned = SettingSource::kAutotuned;
+constexpr SettingSource kDefault = SettingSource::kDefault;
+
+Adoption AdoptionOf(int executors, int threads_per_executor, SettingSource source) {
   Adoption adoption;
-  adoption.setting.executors = executors;
-  adoption.setting.threads_per_executor = threads_per_executor;
+  adoption.setting = TeamsSetting(executors, threads_per_executor);
   adoption.source = source;
   return adoption;
 }
 
 TEST(GraphSettingSourceTest, AGraphWhoseOwnAdoptionIsInForceReportsItsSource) {
-  const Adoption own = AdoptionOf(2, 4, "cache");
-  EXPECT_EQ(GraphSettingSource("cache", 2, 4, &own), "cache");
+  const Adoption own = AdoptionOf(2, 4, kCache);
+  EXPECT_EQ(GraphSettingSource(kCache, TeamsSetting(2, 4), &own), kCache);
 }
 
 TEST(GraphSettingSourceTest, AGraphReportsItsOwnSourceEvenWhenAnotherSourceKindIsInForce) {
-  // Another graph's "tuned" setting is in force and happens to be this
+  // Another graph's kTuned setting is in force and happens to be this
   // graph's autotuned layout: the graph's own adoption is what it runs.
-  const Adoption own = AdoptionOf(1, 8, "autotuned");
-  EXPECT_EQ(GraphSettingSource("tuned", 1, 8, &own), "autotuned");
+  const Adoption own = AdoptionOf(1, 8, kAutotuned);
+  EXPECT_EQ(GraphSettingSource(kTuned, TeamsSetting(1, 8), &own), kAutotuned);
 }
 
 TEST(GraphSettingSourceTest, AGraphRunningOnAnotherGraphsAdoptionReportsDefault) {
-  const Adoption own = AdoptionOf(2, 4, "cache");
-  EXPECT_EQ(GraphSettingSource("tuned", 4, 2, &own), "default");
+  const Adoption own = AdoptionOf(2, 4, kCache);
+  EXPECT_EQ(GraphSettingSource(kTuned, TeamsSetting(4, 2), &own), kDefault);
 }
 
 TEST(GraphSettingSourceTest, AGraphWithoutAdoptionUnderAnAdoptedSettingReportsDefault) {
-  EXPECT_EQ(GraphSettingSource("autotuned", 2, 4, nullptr), "default");
+  EXPECT_EQ(GraphSettingSource(kAutotuned, TeamsSetting(2, 4), nullptr), kDefault);
 }
 
 TEST(GraphSettingSourceTest, AnExplicitOrDefaultSettingIsReportedAsIs) {
-  const Adoption own = AdoptionOf(2, 4, "cache");
-  for (const char* source : {"configure", "environment", "autotune", "default"}) {
-    EXPECT_EQ(GraphSettingSource(source, 2, 4, &own), source);
-    EXPECT_EQ(GraphSettingSource(source, 2, 4, nullptr), source);
+  const Adoption own = AdoptionOf(2, 4, kCache);
+  for (SettingSource source : {SettingSource::kConfigure, SettingSource::kEnvironment,
+                               SettingSource::kAutotune, kDefault}) {
+    EXPECT_EQ(GraphSettingSource(source, TeamsSetting(2, 4), &own), source);
+    EXPECT_EQ(GraphSettingSource(source, TeamsSetting(2, 4), nullptr), source);
   }
 }
 
 TEST(AdoptionSlotsTest, EachLoadClassKeepsItsOwnAdoption) {
   AdoptionSlots slots;
-  Adoption alone = AdoptionOf(1, 1, "cache");
-  Adoption loaded = AdoptionOf(2, 1, "autotuned");
+  Adoption alone = AdoptionOf(1, 1, kCache);
+  Adoption loaded = AdoptionOf(2, 1, kAutotuned);
   loaded.load_class = LoadClass::kUnderLoad;
   slots.Set(alone);
   slots.Set(loaded);
@@ -63,22 +68,22 @@ TEST(AdoptionSlotsTest, AClassWithoutItsOwnAdoptionRunsWithTheOtherClasss) {
   AdoptionSlots slots;
   EXPECT_TRUE(slots.empty());
   EXPECT_EQ(slots.InForce(LoadClass::kAlone), nullptr);
-  slots.Set(AdoptionOf(1, 2, "tuned"));
+  slots.Set(AdoptionOf(1, 2, kTuned));
   EXPECT_FALSE(slots.empty());
   EXPECT_EQ(slots.For(LoadClass::kUnderLoad), nullptr);
   ASSERT_NE(slots.InForce(LoadClass::kUnderLoad), nullptr);
-  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->source, "tuned");
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->source, kTuned);
 }
 
 TEST(AdoptionSlotsTest, ALaterAdoptionReplacesOnlyItsOwnClass) {
   AdoptionSlots slots;
-  slots.Set(AdoptionOf(1, 2, "cache"));
-  Adoption loaded = AdoptionOf(2, 1, "cache");
+  slots.Set(AdoptionOf(1, 2, kCache));
+  Adoption loaded = AdoptionOf(2, 1, kCache);
   loaded.load_class = LoadClass::kUnderLoad;
   slots.Set(loaded);
-  slots.Set(AdoptionOf(1, 1, "autotuned"));
+  slots.Set(AdoptionOf(1, 1, kAutotuned));
   EXPECT_EQ(slots.For(LoadClass::kAlone)->setting.threads_per_executor, 1);
-  EXPECT_EQ(slots.For(LoadClass::kAlone)->source, "autotuned");
+  EXPECT_EQ(slots.For(LoadClass::kAlone)->source, kAutotuned);
   EXPECT_EQ(slots.For(LoadClass::kUnderLoad)->setting.executors, 2);
 }
 

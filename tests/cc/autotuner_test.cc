@@ -18,7 +18,7 @@ class FakeControl : public LayoutControl {
  public:
   bool AutotuneEnabled() override { return enabled; }
   bool ExplicitLayout() override { return explicit_layout; }
-  void Explore(const LayoutSetting& s) override {
+  void Explore(const Setting& s) override {
     exploring = true;
     current = s;
     visits.push_back(s);
@@ -27,12 +27,12 @@ class FakeControl : public LayoutControl {
     exploring = false;
     current = kDefault;
   }
-  void Adopt(const std::string& signature, const LayoutSetting& chosen,
+  void Adopt(const std::string& signature, const Setting& chosen,
              LoadClass load_class) override {
     adopted[signature][load_class] = chosen;
   }
   // The setting adopted for `signature` in `load_class`; fails the test if none.
-  LayoutSetting AdoptedFor(LoadClass load_class, const std::string& signature = "main") const {
+  Setting AdoptedFor(LoadClass load_class, const std::string& signature = "main") const {
     auto it = adopted.find(signature);
     if (it == adopted.end() || it->second.count(load_class) == 0) {
       ADD_FAILURE() << "nothing adopted for " << signature << " " << LoadClassName(load_class);
@@ -45,13 +45,13 @@ class FakeControl : public LayoutControl {
     return it != adopted.end() && it->second.count(load_class) > 0;
   }
 
-  static constexpr LayoutSetting kDefault{2, 1};
+  static constexpr Setting kDefault{2, 1};
   bool enabled = true;
   bool explicit_layout = false;
   bool exploring = false;
-  LayoutSetting current = kDefault;
-  std::vector<LayoutSetting> visits;
-  std::map<std::string, std::map<LoadClass, LayoutSetting>> adopted;
+  Setting current = kDefault;
+  std::vector<Setting> visits;
+  std::map<std::string, std::map<LoadClass, Setting>> adopted;
 };
 
 // Runs steps back to back on a fake clock; each step's duration is what
@@ -133,9 +133,9 @@ class Harness {
   int step_index_ = 0;
 };
 
-double Fixed(const LayoutSetting& s, int) {
-  if (s == LayoutSetting{1, 2}) return 20;  // the fastest
-  if (s == LayoutSetting{1, 1}) return 40;
+double Fixed(const Setting& s, int) {
+  if (s == Setting{1, 2}) return 20;  // the fastest
+  if (s == Setting{1, 1}) return 40;
   return 25;                                // the default
 }
 
@@ -146,8 +146,8 @@ TEST(AutotunerTest, ExploresAfterSettlingAndAdoptsAClearlyFasterSetting) {
   h.Run(400, Fixed);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
-  EXPECT_EQ(st.chosen, (LayoutSetting{1, 2}));
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(st.chosen, (Setting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
   EXPECT_FALSE(h.control_.exploring);
   EXPECT_GT(st.cost_ns, 0);  // 1x1 cost more than the default
 }
@@ -155,9 +155,9 @@ TEST(AutotunerTest, ExploresAfterSettlingAndAdoptsAClearlyFasterSetting) {
 TEST(AutotunerTest, KeepsTheDefaultWhenNothingBeatsItByMoreThanItsSpread) {
   Harness h;
   // 1x2 is as fast as the default, give or take 5% noise that alternates.
-  h.Run(400, [](const LayoutSetting& s, int i) {
-    if (s == LayoutSetting{1, 1}) return 40.0;
-    if (s == LayoutSetting{1, 2}) return (i / 7) % 2 ? 23.75 : 26.25;
+  h.Run(400, [](const Setting& s, int i) {
+    if (s == Setting{1, 1}) return 40.0;
+    if (s == Setting{1, 2}) return (i / 7) % 2 ? 23.75 : 26.25;
     return 25.0;
   });
   const AutotuneStatus st = h.Status();
@@ -171,7 +171,7 @@ TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
   // 1x1 is slower than the default, except in one burst during which the
   // default's own visit ran 3x slow: one round makes 1x1 look fastest.
   int burst_at = -1;
-  h.Run(400, [&](const LayoutSetting& s, int i) {
+  h.Run(400, [&](const Setting& s, int i) {
     AutotuneStatus st;
     const bool in_round_1 = h.tuner_.Status("main", &st) &&
                             st.state == AutotuneState::kExploring &&
@@ -180,7 +180,7 @@ TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
       burst_at = i;
       return 75.0;
     }
-    return s == LayoutSetting{1, 1} ? 30.0 : 25.0;
+    return s == Setting{1, 1} ? 30.0 : 25.0;
   });
   ASSERT_GE(burst_at, 0);
   const AutotuneStatus st = h.Status();
@@ -190,7 +190,7 @@ TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
 
 TEST(AutotunerTest, RotatesTheOrderOfSettingsEveryRound) {
   Harness h;
-  h.Run(3 + 7 * 6, [](const LayoutSetting&, int) { return 25.0; });  // two rounds
+  h.Run(3 + 7 * 6, [](const Setting&, int) { return 25.0; });  // two rounds
   ASSERT_GE(h.control_.visits.size(), 6u);
   // Round 0 starts on the default; round 1 starts on the next setting.
   EXPECT_EQ(h.control_.visits[0], FakeControl::kDefault);
@@ -205,26 +205,26 @@ TEST(AutotunerTest, EliminatesASettingThatIsMuchSlowerInTwoRounds) {
   ASSERT_EQ(st.eliminated_after_round.count({1, 1}), 1u);
   EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 2);
   int visits_1x1 = 0;
-  for (const auto& v : h.control_.visits) visits_1x1 += v == LayoutSetting{1, 1};
+  for (const auto& v : h.control_.visits) visits_1x1 += v == Setting{1, 1};
   EXPECT_EQ(visits_1x1, 2);
 }
 
 TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
   Harness small;
-  small.Run(3, [](const LayoutSetting&, int) { return 25.0; });
+  small.Run(3, [](const Setting&, int) { return 25.0; });
   EXPECT_EQ(small.Status().timed_per_visit, 6);  // 150 ms of 25 ms steps
   EXPECT_EQ(small.Status().discard_per_visit, 1);
   EXPECT_EQ(small.Status().rounds, 5);
   Harness tiny;  // an LSTM served one request at a time
-  tiny.Run(3, [](const LayoutSetting&, int) { return 1.5; });
+  tiny.Run(3, [](const Setting&, int) { return 1.5; });
   EXPECT_EQ(tiny.Status().timed_per_visit, 64);  // 150 ms would be 100 steps
   Harness medium;
-  medium.Run(3, [](const LayoutSetting&, int) { return 150.0; });
+  medium.Run(3, [](const Setting&, int) { return 150.0; });
   EXPECT_EQ(medium.Status().timed_per_visit, 2);  // never judged on one step
   EXPECT_EQ(medium.Status().discard_per_visit, 0);
   EXPECT_EQ(medium.Status().rounds, 5);
   Harness large;
-  large.Run(3, [](const LayoutSetting&, int) { return 1300.0; });
+  large.Run(3, [](const Setting&, int) { return 1300.0; });
   EXPECT_EQ(large.Status().timed_per_visit, 1);
   EXPECT_EQ(large.Status().discard_per_visit, 0);
   EXPECT_EQ(large.Status().rounds, 3);
@@ -299,11 +299,11 @@ TEST(AutotunerTest, StepsThatBeginToOverlapRestartExplorationUnderLoad) {
   EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
   EXPECT_TRUE(h.control_.adopted.empty());
   Harness::now_ns += 1000 * kMs;
-  h.RunUnderLoad(2000, 4, [](const LayoutSetting& l) { return l == LayoutSetting{1, 1} ? 2.0 : 2.5; });
+  h.RunUnderLoad(2000, 4, [](const Setting& l) { return l == Setting{1, 1} ? 2.0 : 2.5; });
   const AutotuneStatus st = h.Status();
   EXPECT_GE(st.load_clients, 2);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
-  EXPECT_EQ(st.chosen, (LayoutSetting{1, 1}));
+  EXPECT_EQ(st.chosen, (Setting{1, 1}));
 }
 
 TEST(AutotunerTest, AGraphOfSmallStepsIsExploredOnlyAfterItsFirstHalfSecond) {
@@ -330,25 +330,25 @@ TEST(AutotunerTest, OneStepAtATimeALayoutThatSlowsTheCallerDownLoses) {
   // Every layout's steps take 25 ms, but on the default the caller's own
   // 10 ms between steps take 20 (threads spinning on its core).
   h.RunWithCallerTime(
-      400, [](const LayoutSetting&, int) { return 25.0; },
-      [](const LayoutSetting& l) { return l == FakeControl::kDefault ? 20.0 : 10.0; });
+      400, [](const Setting&, int) { return 25.0; },
+      [](const Setting& l) { return l == FakeControl::kDefault ? 20.0 : 10.0; });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_NE(st.chosen, FakeControl::kDefault);
   for (const auto& round : st.round_medians_ns) {
-    for (const auto& [setting, ns] : round) EXPECT_GE(ns, 35.0 * kMs) << SettingLabel(setting);
+    for (const auto& [setting, ns] : round) EXPECT_GE(ns, 35.0 * kMs) << setting.Label();
   }
 }
 
 // 1x2 wins one step at a time (Fixed), but is the slowest under load.
-double UnderLoadOneByTwoIsSlow(const LayoutSetting& l) {
-  return l == LayoutSetting{1, 2} ? 5.0 : 2.5;
+double UnderLoadOneByTwoIsSlow(const Setting& l) {
+  return l == Setting{1, 2} ? 5.0 : 2.5;
 }
 
 TEST(AutotunerTest, AGraphDecidedOneStepAtATimeIsExploredUnderLoadWhenItsStepsKeepOverlapping) {
   Harness h;
   h.Run(400, Fixed);
-  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
@@ -363,7 +363,7 @@ TEST(AutotunerTest, DecidingUnderLoadKeepsTheSettingForOneStepAtATime) {
   h.Run(400, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
 }
 
 TEST(AutotunerTest, EachLoadClassIsExploredOnlyOnce) {
@@ -398,7 +398,7 @@ TEST(AutotunerTest, AGraphStartedFromACachedSettingIsExploredWhenItsStepsKeepOve
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
 }
 
 TEST(AutotunerTest, AGraphWithCachedSettingsForBothLoadsIsNeverExplored) {
@@ -422,7 +422,7 @@ TEST(AutotunerTest, AGraphStartedUnderLoadIsExploredOneStepAtATimeWhenTheLoadGoe
   EXPECT_EQ(st.load_class, LoadClass::kAlone);
   EXPECT_EQ(st.load_clients, 0);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
 }
 
@@ -431,31 +431,31 @@ TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainOneStepAtATime) {
   h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};  // tune() measures one step at a time
   h.Run(400, Fixed);
   EXPECT_TRUE(h.control_.visits.empty());
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (LayoutSetting{1, 2}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
 }
 
 TEST(AutotunerTest, UnderLoadAdoptsTheLayoutWithTheHighestThroughput) {
   Harness h;
   h.Harness::now_ns += 1000 * kMs;  // room for the first requests' start times
-  h.RunUnderLoad(2000, 4, [](const LayoutSetting& s) {
-    if (s == LayoutSetting{1, 1}) return 2.0;  // one stream per core: the most requests/s
-    if (s == LayoutSetting{1, 2}) return 3.0;
+  h.RunUnderLoad(2000, 4, [](const Setting& s) {
+    if (s == Setting{1, 1}) return 2.0;  // one stream per core: the most requests/s
+    if (s == Setting{1, 2}) return 3.0;
     return 2.5;                                // the default
   });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
-  EXPECT_EQ(st.chosen, (LayoutSetting{1, 1}));
+  EXPECT_EQ(st.chosen, (Setting{1, 1}));
   // Every figure is the time per request (ms), not a request's latency (x4).
   for (const auto& round : st.round_medians_ns) {
-    for (const auto& [setting, ns] : round) EXPECT_LT(ns, 3.5 * kMs) << SettingLabel(setting);
+    for (const auto& [setting, ns] : round) EXPECT_LT(ns, 3.5 * kMs) << setting.Label();
   }
 }
 
 TEST(AutotunerTest, UnderLoadKeepsTheDefaultWhenThroughputsAreEqual) {
   Harness h;
   h.Harness::now_ns += 1000 * kMs;
-  h.RunUnderLoad(2000, 4, [](const LayoutSetting&) { return 2.5; });
+  h.RunUnderLoad(2000, 4, [](const Setting&) { return 2.5; });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);

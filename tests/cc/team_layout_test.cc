@@ -192,9 +192,9 @@ TEST(BuildTeamLayoutTest, ZeroOrNegativeSettingsAreRejected) {
 
 TEST(DefaultSettingTest, SixtyEightCoresInTwoCpuTilesIs34x2) {
   const Topology topology = FakeMachine(68, 2);
-  int executors = 0;
-  int threads = 0;
-  DefaultSetting(topology, &executors, &threads);
+  const Setting default_setting = DefaultSetting(topology);
+  const int executors = default_setting.executors;
+  const int threads = default_setting.threads_per_executor;
   EXPECT_EQ(executors, 34);
   EXPECT_EQ(threads, 2);
   TeamLayout layout;
@@ -205,9 +205,9 @@ TEST(DefaultSettingTest, SixtyEightCoresInTwoCpuTilesIs34x2) {
 
 TEST(DefaultSettingTest, TwoCoresInOneCpuTilesIs2x1) {
   const Topology topology = FakeMachine(2, 1);
-  int executors = 0;
-  int threads = 0;
-  DefaultSetting(topology, &executors, &threads);
+  const Setting default_setting = DefaultSetting(topology);
+  const int executors = default_setting.executors;
+  const int threads = default_setting.threads_per_executor;
   EXPECT_EQ(executors, 2);
   EXPECT_EQ(threads, 1);
 }
@@ -215,9 +215,9 @@ TEST(DefaultSettingTest, TwoCoresInOneCpuTilesIs2x1) {
 TEST(DefaultSettingTest, QuotaSmallerThanTileClampsThreads) {
   // Tiles of 4 CPUs but a 2-core quota: one team of 2 threads.
   const Topology topology = FakeMachine(8, 4, "200000 100000");
-  int executors = 0;
-  int threads = 0;
-  DefaultSetting(topology, &executors, &threads);
+  const Setting default_setting = DefaultSetting(topology);
+  const int executors = default_setting.executors;
+  const int threads = default_setting.threads_per_executor;
   EXPECT_EQ(executors, 1);
   EXPECT_EQ(threads, 2);
   TeamLayout layout;
@@ -230,12 +230,10 @@ TEST(SymmetricSettingsTest, NeverContainsAnInvalidSetting) {
   for (const std::pair<int, int>& machine :
        std::vector<std::pair<int, int>>{{68, 2}, {2, 1}, {8, 4}, {6, 0}}) {
     const Topology topology = FakeMachine(machine.first, machine.second);
-    const std::vector<std::pair<int, int>> settings =
-        SymmetricSettings(topology);
+    const std::vector<Setting> settings = SymmetricSettings(topology);
     ASSERT_FALSE(settings.empty());
     EXPECT_TRUE(std::is_sorted(settings.begin(), settings.end()));
-    const std::set<std::pair<int, int>> listed(settings.begin(),
-                                               settings.end());
+    const std::set<Setting> listed(settings.begin(), settings.end());
     EXPECT_EQ(listed.size(), settings.size()) << "duplicates";
     const int cores = UsableCores(topology);
     for (int threads = 1; threads <= cores; ++threads) {
@@ -244,7 +242,7 @@ TEST(SymmetricSettingsTest, NeverContainsAnInvalidSetting) {
         std::string error;
         const bool accepted =
             BuildTeamLayout(topology, executors, threads, &layout, &error);
-        EXPECT_EQ(accepted, listed.count({executors, threads}) == 1)
+        EXPECT_EQ(accepted, listed.count(TeamsSetting(executors, threads)) == 1)
             << executors << " x " << threads << " on " << machine.first
             << " cpus / tiles of " << machine.second << ": " << error;
       }
@@ -254,16 +252,15 @@ TEST(SymmetricSettingsTest, NeverContainsAnInvalidSetting) {
 
 TEST(SymmetricSettingsTest, ContainsTheDefaultSetting) {
   const Topology topology = FakeMachine(68, 2);
-  int executors = 0;
-  int threads = 0;
-  DefaultSetting(topology, &executors, &threads);
-  const std::vector<std::pair<int, int>> settings = SymmetricSettings(topology);
-  EXPECT_NE(std::find(settings.begin(), settings.end(),
-                      std::make_pair(executors, threads)),
+  const Setting default_setting = DefaultSetting(topology);
+  const int executors = default_setting.executors;
+  const int threads = default_setting.threads_per_executor;
+  const std::vector<Setting> settings = SymmetricSettings(topology);
+  EXPECT_NE(std::find(settings.begin(), settings.end(), TeamsSetting(executors, threads)),
             settings.end());
 }
 
-using Settings = std::vector<std::pair<int, int>>;
+using Settings = std::vector<Setting>;
 
 TEST(TuningCandidatesTest, TwoOneCpuTilesKeepEverySymmetricSetting) {
   EXPECT_EQ(TuningCandidates(FakeMachine(2, 1)), (Settings{{1, 1}, {1, 2}, {2, 1}}));
@@ -288,14 +285,11 @@ TEST(TuningCandidatesTest, AreValidAndIncludeTheDefault) {
     const Settings candidates = TuningCandidates(topology);
     EXPECT_TRUE(std::is_sorted(candidates.begin(), candidates.end()));
     const Settings all = SymmetricSettings(topology);
-    for (const std::pair<int, int>& s : candidates) {
+    for (const Setting& s : candidates) {
       EXPECT_NE(std::find(all.begin(), all.end(), s), all.end())
-          << s.first << " x " << s.second << " on " << machine.first << " cpus";
+          << s << " on " << machine.first << " cpus";
     }
-    int executors = 0;
-    int threads = 0;
-    DefaultSetting(topology, &executors, &threads);
-    EXPECT_NE(std::find(candidates.begin(), candidates.end(), std::make_pair(executors, threads)),
+    EXPECT_NE(std::find(candidates.begin(), candidates.end(), DefaultSetting(topology)),
               candidates.end());
   }
 }

@@ -6,9 +6,9 @@
 namespace graphi {
 namespace {
 
-const LayoutSetting kDefault{2, 1};
-const LayoutSetting kOther{1, 2};
-const std::vector<LayoutSetting> kOrder{kDefault, kOther};
+const Setting kDefault{2, 1};
+const Setting kOther{1, 2};
+const std::vector<Setting> kOrder{kDefault, kOther};
 
 TEST(TuningDecisionTest, AdoptsASettingFasterInEveryRoundBeyondItsSpread) {
   const TuningDecision d = DecideSetting(
@@ -35,7 +35,7 @@ TEST(TuningDecisionTest, OneRoundIsNotEnoughEvidence) {
 }
 
 TEST(TuningDecisionTest, TiesGoToTheEarlierSettingInOrder) {
-  const LayoutSetting third{1, 1};
+  const Setting third{1, 1};
   const TuningDecision d = DecideSetting(
       {{{kDefault, 10}, {kOther, 8}, {third, 8}}, {{kDefault, 10}, {kOther, 8}, {third, 8}}},
       kDefault, {kDefault, third, kOther});

@@ -4,7 +4,7 @@ The test runs the cases of TensorFlow's executor_test.cc (re-implemented on
 exported TensorFlow symbols) against both TensorFlow's stock executor
 ("DEFAULT") and Graphi's ("GRAPHI"); both must pass the same assertions.
 
-The binary is compiled from the test and every cc/executor/*.cc source (the
+The binary is compiled from the test and every cc/**/*.cc source (the
 static initializer in registration.cc registers "GRAPHI") with the compile
 flags of the TensorFlow this Python imports, linked against its
 libtensorflow_framework.so.2 and libtensorflow_cc.so.2 (the latter holds the
@@ -24,8 +24,7 @@ import pytest
 from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
 
 TEST_SOURCE = REPO_ROOT / "tests" / "cc" / "executor_conformance_test.cc"
-EXECUTOR_SOURCES = sorted((REPO_ROOT / "cc" / "executor").glob("*.cc")) + sorted(
-    (REPO_ROOT / "cc" / "profiler").glob("*.cc"))
+EXECUTOR_SOURCES = sorted((REPO_ROOT / "cc").rglob("*.cc"))
 
 COMPILE_TIMEOUT_S = 600
 RUN_TIMEOUT_S = 600
@@ -78,7 +77,7 @@ def conformance_binary(tmp_path_factory):
     if reason is not None:
         pytest.skip(reason)
     assert TEST_SOURCE.is_file(), f"{TEST_SOURCE} is missing"
-    assert EXECUTOR_SOURCES, "no cc/executor/*.cc sources found"
+    assert EXECUTOR_SOURCES, "no cc/**/*.cc sources found"
 
     build_dir = tmp_path_factory.mktemp("cc_executor_conformance")
     compile_flags, link_flags = _tensorflow_flags()

@@ -15,13 +15,15 @@ from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
 # The TensorFlow-free part of the native library: platform (topology,
 # affinity, the environment reader), teams (layout, ready queue, scheduler and
 # its steal list), tuning (autotuner, decision, adoption, load class) and the
-# cost model.
+# cost model, with the setting resolver (TensorFlow-free, though the executor
+# layer owns it).
 LIBRARY_SOURCES = [
     REPO_ROOT / "cc" / path
     for path in ("platform/topology.cc", "platform/env_settings.cc", "platform/thread_affinity.cc",
                  "teams/team_layout.cc", "teams/ready_queue.cc", "teams/step_order.cc", "teams/scheduler.cc",
                  "teams/steal_list.cc", "tuning/autotuner.cc", "tuning/adoption.cc", "tuning/load_class.cc",
-                 "tuning/tuning_decision.cc", "profiler/cost_model.cc")
+                 "tuning/tuning_decision.cc", "profiler/cost_model.cc", "teams/setting.cc",
+                 "executor/setting_resolver.cc")
 ]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
 

@@ -275,14 +275,14 @@ def test_record_step_rejects_zero_warmup():
 
 
 def test_graphi_trace_step_bad_value_warns_and_uses_the_default():
-    from graphi_tf import trace
+    from graphi_tf import environment, trace
 
     with pytest.warns(RuntimeWarning, match=r"GRAPHI_TRACE_STEP='abc' is invalid; allowed: a whole number >= 1"):
-        assert trace._trace_step_from_env({"GRAPHI_TRACE_STEP": "abc"}) == trace.DEFAULT_TRACE_STEP
+        assert trace._trace_step_from_env(environment.read({"GRAPHI_TRACE_STEP": "abc"})) == trace.DEFAULT_TRACE_STEP
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert trace._trace_step_from_env({"GRAPHI_TRACE_STEP": "7"}) == 7
-        assert trace._trace_step_from_env({}) == 10
+        assert trace._trace_step_from_env(environment.read({"GRAPHI_TRACE_STEP": "7"})) == 7
+        assert trace._trace_step_from_env(environment.read({})) == 10
 
 
 def _run_traced(script, out, **env):
