@@ -1,7 +1,7 @@
 """TensorFlow's log level in the processes of the ``graphi-tf`` command line.
 
-Those processes (the ``graphi-tf`` console script, ``python -m graphi_tf.cli``,
-``python -m graphi_tf.ab`` and the A/B workers ``python -m graphi_tf._ab_worker``) print
+Those processes (the ``graphi-tf`` console script, ``python -m graphi_tf.lab.cli``,
+``python -m graphi_tf.lab.ab`` and the A/B workers ``python -m graphi_tf.lab._ab_worker``) print
 their own results, and TensorFlow's INFO lines at import ("This TensorFlow binary is
 optimized to use available CPU instructions ...", "oneDNN custom operations are on ...")
 are only noise in them. Every graphi_tf module is imported after the package, whose
@@ -31,7 +31,7 @@ import sys
 import tempfile
 from typing import Iterator, List, Optional, Sequence
 
-CLI_MODULES = ("graphi_tf.cli", "graphi_tf.ab", "graphi_tf._ab_worker")
+CLI_MODULES = ("graphi_tf.lab.cli", "graphi_tf.lab.ab", "graphi_tf.lab._ab_worker")
 CLI_SCRIPT = "graphi-tf"
 CLI_LOG_LEVEL = "1"  # TensorFlow's INFO lines off; warnings and errors still shown
 # An Abseil/glog INFO line ("I0000 00:00:1796235426.520224    4461 port.cc:153] ...") and

@@ -3,7 +3,7 @@
 Pure Python: no TensorFlow, no native library, no other graphi_tf module.
 
 * ``critical_path``: the longest weighted path through a step's DAG (the one implementation;
-  ``graphi_tf.trace`` calls it on node ids, ``graphi_tf.bound`` on node names).
+  ``graphi_tf.trace`` calls it on node ids, ``graphi_tf.lab.bound`` on node names).
 * ``lower_bound``: LB = max(CP, W / cores), the physical limit no schedule on ``cores``
   cores beats. The rule for ``cores``: a whole number >= 1, else ValueError. A caller that
   may not know its cores (a trace without a team layout) decides what it counts before it

@@ -10,7 +10,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from graphi_tf.ab import main  # noqa: E402
+from graphi_tf.lab.ab import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """``graphi-tf ab`` over the bundled models × sizes, and the README results.
 
-For each case (model × size, in --mode) runs the A/B comparison of graphi_tf.ab (every arm
+For each case (model × size, in --mode) runs the A/B comparison of graphi_tf.lab.ab (every arm
 in its own process, interleaved rounds), keeps its full outputs in --work-dir/<case>/ and
 writes:
-  docs/results/<case>.json   the case's report (graphi_tf.report schema)
+  docs/results/<case>.json   the case's report (graphi_tf.lab.report schema)
   docs/results/results.md    one summary table over all cases run so far (step times of the
                              main arms; GRAPHI auto and GRAPHI tuned vs stock default and best)
   docs/results/results.png   grouped bars: speedup over stock default per case
@@ -27,7 +27,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, ROOT)
 
-from graphi_tf import ab, report  # noqa: E402
+from graphi_tf.lab import ab, report  # noqa: E402
 
 # Per size: warm-up and timed steps per arm process, rounds, and the tuning run of
 # graphi_tuned. Small steps take ~25 ms, medium ~200 ms, large ~1.5 s on 2 cores, so "large"

@@ -15,7 +15,7 @@ out as soon as it ends, so a run cut short keeps what it measured:
    saturates), and k concurrent small-op chains on k pinned disjoint teams (GRAPHI kx(N/k))
    against the same graph on TensorFlow's own executor and shared pools in the same process,
    alternated over rounds.
-3. **A/B of training steps** (LSTM, GoogLeNet, PathNet; ``graphi_tf.ab.run_ab``): stock
+3. **A/B of training steps** (LSTM, GoogLeNet, PathNet; ``graphi_tf.lab.ab.run_ab``): stock
    default, the stock points inter x intra = N, GRAPHI auto, and GRAPHI tuned, whose tuning
    run times every layout GRAPHI's tuner considers in interleaved rounds in one process (the
    "layouts" table). Every arm runs in its own process, the arms interleaved over
@@ -114,7 +114,7 @@ def machine_summary() -> Dict[str, Any]:
 
 def powers_up_to(n: int) -> List[int]:
     """graphi-tf ab's stock sweep (powers of two up to ``n``), and ``n`` itself."""
-    from graphi_tf.ab import sweep_values
+    from graphi_tf.lab.ab import sweep_values
 
     values = sweep_values(n)
     return values if values[-1] == n else values + [n]
@@ -287,7 +287,7 @@ def stock_points(cores: int) -> List[str]:
 
 def probe_model(python: str, model: str, size: str) -> Dict[str, Any]:
     """One short stock-default process: its wall time and median step time."""
-    from graphi_tf import ab
+    from graphi_tf.lab import ab
 
     argv = ["--role", "arm", "--executor", "DEFAULT", "--model", model, "--size", size, "--mode", "graph",
             "--warmup", "1", "--steps", str(PROBE_STEPS)]
@@ -605,7 +605,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.no_micro:
         report["micro"] = run_micro(args.python, args.budget_s * MICRO_SHARE * 0.6, args.rounds)
         log("microbenchmarks: " + ("FAILED " + report["micro"]["error"] if report["micro"].get("error") else "done"))
-    from graphi_tf import ab
+    from graphi_tf.lab import ab
 
     cores = int((report.get("micro") or {}).get("graphi_info", {}).get("usable_cores") or ab.usable_cores())
     report["cores"] = cores
@@ -651,7 +651,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             continue
         log(f"{model}: warmup {plan.warmup}, steps {plan.steps}, settle <= {plan.settle_autotune}, "
             f"{args.rounds} rounds x {len(arms)} arms, predicted {plan.predicted_s:.0f} s of {share:.0f} s")
-        from graphi_tf.cli_common import Case
+        from graphi_tf.lab.cli_common import Case
 
         case = Case(model=model, size=args.size, mode="graph")
         t0 = time.monotonic()

@@ -127,7 +127,7 @@ def arms(python: str) -> List[Dict[str, Any]]:
     if probe.returncode != 0:
         raise RuntimeError(f"could not list GRAPHI's tuning candidates: {probe.stderr[-1000:]}")
     candidates = json.loads(probe.stdout.strip().splitlines()[-1])
-    from graphi_tf.ab import sweep_values  # the stock sweep of graphi-tf ab: powers of two up to the cores
+    from graphi_tf.lab.ab import sweep_values  # the stock sweep of graphi-tf ab: powers of two up to the cores
 
     cores = len(os.sched_getaffinity(0))
     out = [{"name": "stock_default", "executor": "DEFAULT", "inter": 0, "intra": 0, "env": {}}]

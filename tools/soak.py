@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 tools/soak.py --model lstm --size small --steps 10000 --mode both
 
 Runs ``--steps`` training steps in a TF1 session (graph mode) and/or ``--steps`` in a
-tf.function (function mode) of a bundled model (graphi_tf.models) on GRAPHI, one mode after
+tf.function (function mode) of a bundled model (graphi_tf.lab.models) on GRAPHI, one mode after
 the other in this process, and every ``--report-every`` steps prints: the process's RSS
 (/proc/self/status VmRSS), its thread count (Threads), the scheduler's substitute workers
 alive now and started so far (``scheduler_stats()``), and the median step time of the last
@@ -36,7 +36,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("GRAPHI_AUTOTUNE", "0")
 
 import graphi_tf  # noqa: E402
-from graphi_tf import _loader, models  # noqa: E402
+from graphi_tf import _loader
+from graphi_tf.lab import models  # noqa: E402
 
 MIB = 1024 * 1024
 

@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 tools/stress_tune.py --runs 100 --timeout 300
 
 Starts ``--hogs`` busy-loop processes (default 1), then runs ``graphi-tf tune`` (this tree's
-graphi_tf, through ``python3 -m graphi_tf.cli``) ``--runs`` times one after another, each with
+graphi_tf, through ``python3 -m graphi_tf.lab.cli``) ``--runs`` times one after another, each with
 a time limit, and counts how each ended:
 
 * ok: exit status 0 and a JSON result on stdout;
@@ -47,7 +47,7 @@ def stop_hogs(hogs: List[subprocess.Popen]) -> None:
 
 
 def tune_command(args: argparse.Namespace) -> List[str]:
-    return [sys.executable, "-m", "graphi_tf.cli", "tune", "--model", args.model, "--size", args.size,
+    return [sys.executable, "-m", "graphi_tf.lab.cli", "tune", "--model", args.model, "--size", args.size,
             "--mode", args.mode, "--rounds", str(args.rounds), "--steps", str(args.steps),
             "--warmup", str(args.warmup), "--no-cache", "--no-progress", "--json"]
 

@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from graphi_tf import external_models as em
+from graphi_tf.lab import external_models as em
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
@@ -110,7 +110,7 @@ def test_graphi_tf_ab_runs_on_the_exported_saved_model(exported, cli_env, tmp_pa
 
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.cli", "ab", "--saved-model", exported[model], *options,
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--saved-model", exported[model], *options,
          "--arms", "stock_default,graphi_untuned", "--repeats", "1", "--warmup", "1", "--steps", "2",
          "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
         env=cli_env, capture_output=True, text=True, timeout=280)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from graphi_tf import models
+from graphi_tf.lab import models
 from tiny_models import TINY  # tests/conformance, on sys.path via conftest
 
 pytestmark = pytest.mark.timeout(120)

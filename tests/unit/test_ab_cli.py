@@ -8,7 +8,9 @@ import textwrap
 
 import pytest
 
-from graphi_tf import _ab_worker, _cli_logging, ab, arms, cli, report
+from graphi_tf import _cli_logging
+
+from graphi_tf.lab import _ab_worker, ab, arms, cli, report
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -180,8 +182,8 @@ def test_the_worker_records_the_main_graphs_autotune_state_when_graphi_reports_o
 
 @pytest.mark.parametrize("argv0, orig_argv, cli_process", [
     ("/usr/bin/graphi-tf", ["python3", "/usr/bin/graphi-tf", "ab"], True),
-    ("-m", ["python3", "-m", "graphi_tf.cli", "ab"], True),
-    ("-m", ["python3", "-u", "-m", "graphi_tf._ab_worker", "--role", "arm"], True),
+    ("-m", ["python3", "-m", "graphi_tf.lab.cli", "ab"], True),
+    ("-m", ["python3", "-u", "-m", "graphi_tf.lab._ab_worker", "--role", "arm"], True),
     ("my_training.py", ["python3", "my_training.py"], False),
     ("-m", ["python3", "-m", "pytest", "-m", "slow"], False),
 ])
@@ -218,7 +220,7 @@ def test_end_to_end_on_a_user_script_with_stock_and_tuned_arms(tmp_path):
     script.write_text(TF1_SCRIPT)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "1",
          "--steps", "2", "--repeats", "1", "--arms", "stock_default,graphi_tuned",
          "--tune-warmup", "1", "--tune-steps", "1", "--trace-steps", "1", "--out-dir", str(out)],
         env=_env(), capture_output=True, text=True, timeout=290)
@@ -255,7 +257,7 @@ def test_a_failing_arm_is_reported_failed_and_the_others_still_run(tmp_path):
     script.write_text(FAILING_SCRIPT)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "1",
          "--steps", "2", "--repeats", "1", "--arms", "stock_i1_a1,stock_default", "--trace-steps", "0",
          "--no-png", "--out-dir", str(out)],
         env=_env(), capture_output=True, text=True, timeout=110)
@@ -277,7 +279,7 @@ def test_graphi_auto_gets_a_new_empty_cache_in_every_process_and_the_parent_prin
     env = _env()
     del env["TF_CPP_MIN_LOG_LEVEL"]  # as a user runs it: TensorFlow would print its INFO banners
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--warmup", "1",
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "1",
          "--steps", "1", "--repeats", "2", "--arms", "graphi_auto,graphi_untuned", "--trace-steps", "0",
          "--no-png", "--out-dir", str(out)],
         env=env, capture_output=True, text=True, timeout=290)
@@ -301,7 +303,7 @@ def test_worker_runs_a_tf_function_script_on_the_arms_executor(tmp_path):
     script.write_text(FUNCTION_SCRIPT)
     env = dict(_env(), GRAPHI_CACHE_DIR=str(tmp_path / "cache"))
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf._ab_worker", "--role", "arm", "--executor", "GRAPHI",
+        [sys.executable, "-m", "graphi_tf.lab._ab_worker", "--role", "arm", "--executor", "GRAPHI",
          "--script", str(script), "--warmup", "1", "--steps", "1"],
         env=env, capture_output=True, text=True, timeout=110)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -315,7 +317,7 @@ def test_worker_times_graphi_auto_only_after_online_autotuning_has_settled(tmp_p
     script.write_text(TF1_SCRIPT)
     env = dict(_env(), GRAPHI_CACHE_DIR=str(tmp_path / "cache"), GRAPHI_AUTOTUNE="1")
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf._ab_worker", "--role", "arm", "--executor", "GRAPHI",
+        [sys.executable, "-m", "graphi_tf.lab._ab_worker", "--role", "arm", "--executor", "GRAPHI",
          "--script", str(script), "--warmup", "1", "--steps", "2", "--settle-autotune", "20000"],
         env=env, capture_output=True, text=True, timeout=110)
     assert proc.returncode == 0, proc.stderr[-3000:]

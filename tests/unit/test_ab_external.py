@@ -10,7 +10,7 @@ import keras
 import pytest
 import tensorflow as tf
 
-from graphi_tf import cli, cli_common, report
+from graphi_tf.lab import cli, cli_common, report
 
 pytestmark = pytest.mark.timeout(200)  # worker processes start TensorFlow; slow on a shared machine
 
@@ -54,7 +54,7 @@ def keras_file(tmp_path_factory):
 
 
 def _ab(env, argv, out, timeout=190):
-    proc = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "ab", *argv, "--out-dir", str(out), *FAST],
+    proc = subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", "ab", *argv, "--out-dir", str(out), *FAST],
                           env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "ab.json").read_text())

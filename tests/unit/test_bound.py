@@ -1,10 +1,10 @@
-"""The lower-bound math of graphi_tf.bound on hand-built inputs."""
+"""The lower-bound math of graphi_tf.lab.bound on hand-built inputs."""
 import itertools
 import random
 
 import pytest
 
-from graphi_tf import bound as step_bound
+from graphi_tf.lab import bound as step_bound
 
 
 def _brute_force_longest_path(times, preds):

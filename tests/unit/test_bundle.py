@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from graphi_tf import bundle, bundle_check
+from graphi_tf.lab import bundle, bundle_check
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -53,8 +53,8 @@ def _synthetic_bundle(directory, payload_sizes, part_bytes):
         files.append(record)
     with open(os.path.join(directory, bundle_check.MANIFEST), "w") as f:
         json.dump({"format": bundle_check.MANIFEST_FORMAT, "files": files}, f)
-    shutil.copy(os.path.join(ROOT, "graphi_tf", "bundle_check.py"), directory)
-    shutil.copy(os.path.join(ROOT, "graphi_tf", "bundle_install.sh"), os.path.join(directory, "install.sh"))
+    shutil.copy(os.path.join(ROOT, "graphi_tf", "lab", "bundle_check.py"), directory)
+    shutil.copy(os.path.join(ROOT, "graphi_tf", "lab", "bundle_install.sh"), os.path.join(directory, "install.sh"))
     return originals
 
 
@@ -151,7 +151,7 @@ def test_a_missing_have_file_is_named(tmp_path):
 
 
 def test_cli_refuses_a_bad_python_version(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "bundle", "--python-version", "three",
+    proc = subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", "bundle", "--python-version", "three",
                            "--out", str(tmp_path / "b"), "--wheel", "x.whl"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
@@ -166,7 +166,7 @@ def test_bundle_installs_with_no_index_into_a_fresh_venv_and_runs_a_graphi_step(
     (tmp_path / "have.txt").write_text(freeze)
     version = "%d.%d" % sys.version_info[:2]
     out = tmp_path / "bundle"
-    made = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "bundle", "--python-version", version,
+    made = subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", "bundle", "--python-version", version,
                            "--python", sys.executable, "--have", str(tmp_path / "have.txt"),
                            "--part-size", "1", "--out", str(out)],
                           capture_output=True, text=True, timeout=1100, cwd=str(tmp_path),

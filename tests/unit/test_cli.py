@@ -11,7 +11,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def test_info_prints_versions_cores_tiles_and_teams_as_json():
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "info"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", "info"], env=env,
                           capture_output=True, text=True, timeout=100)
     assert proc.returncode == 0, proc.stderr[-2000:]
     info = json.loads(proc.stdout)
@@ -23,7 +23,7 @@ def test_info_prints_versions_cores_tiles_and_teams_as_json():
 
 
 def test_unknown_command_exits_with_usage_error():
-    proc = subprocess.run([sys.executable, "-m", "graphi_tf.cli", "frobnicate"],
+    proc = subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", "frobnicate"],
                           capture_output=True, text=True, timeout=100)
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr

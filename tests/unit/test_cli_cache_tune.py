@@ -1,5 +1,5 @@
 """graphi-tf cache list|show|clear and graphi-tf tune, run as separate processes
-(python -m graphi_tf.cli) on a private GRAPHI_CACHE_DIR; and the cache round trip: a
+(python -m graphi_tf.lab.cli) on a private GRAPHI_CACHE_DIR; and the cache round trip: a
 process that runs a graph tuned by another process starts with the cached setting."""
 import json
 import os
@@ -55,7 +55,7 @@ def _env(cache_dir, **extra):
 
 
 def graphi_cli(cache_dir, *argv, **env):
-    return subprocess.run([sys.executable, "-m", "graphi_tf.cli", *argv], env=_env(cache_dir, **env),
+    return subprocess.run([sys.executable, "-m", "graphi_tf.lab.cli", *argv], env=_env(cache_dir, **env),
                           capture_output=True, text=True, timeout=110)
 
 

@@ -19,7 +19,7 @@ PY_WRITE = re.compile(r'os\.environ(?:\[[^\]]+\]\s*=(?!=)|\.(?:setdefault|update
 
 # Entry points of processes, which may set TensorFlow's log level before it loads: the command
 # line's (when graphi_tf is imported by it), the A/B worker's and the calibration script's.
-ENTRY_POINTS = {"graphi_tf/_cli_logging.py", "graphi_tf/_ab_worker.py", "graphi_tf/models/calibrate.py"}
+ENTRY_POINTS = {"graphi_tf/_cli_logging.py", "graphi_tf/lab/_ab_worker.py", "graphi_tf/lab/models/calibrate.py"}
 
 
 def _sources(*patterns):

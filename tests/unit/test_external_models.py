@@ -1,4 +1,4 @@
-"""graphi_tf.external_models: NAME=SHAPE parsing, input shapes and data, and the clear errors
+"""graphi_tf.lab.external_models: NAME=SHAPE parsing, input shapes and data, and the clear errors
 for every bad SavedModel or Keras request (GRAPHI-vs-DEFAULT equality is in
 tests/conformance/test_external_models_conformance.py)."""
 import os
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from graphi_tf import external_models as em
+from graphi_tf.lab import external_models as em
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 

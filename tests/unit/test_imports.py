@@ -109,15 +109,15 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():
     graph = {"graphi_tf.a": {"graphi_tf.b"}, "graphi_tf.b": {"graphi_tf.c"}, "graphi_tf.c": {"graphi_tf.a"},
              "graphi_tf.d": {"graphi_tf.a"}}
     assert _find_cycle(graph) == ["graphi_tf.a", "graphi_tf.b", "graphi_tf.c", "graphi_tf.a"]
-    tree = ast.parse("def run():\n    from graphi_tf import cli\n    import graphi_tf\n")
+    tree = ast.parse("def run():\n    from graphi_tf.lab import cli\n    import graphi_tf\n")
     assert sorted(m for node in ast.walk(tree) for m in _imported(node, "graphi_tf.trace")) == [
-        "graphi_tf", "graphi_tf.cli"]
+        "graphi_tf", "graphi_tf.lab.cli"]
 
 
 def test_no_import_cycle_between_graphi_tf_modules_the_package_root_included():
     graph = _graph()
-    assert graph["graphi_tf.cli"] and graph["graphi_tf.trace"]  # the analysis saw the modules and imports
-    assert "graphi_tf" in graph["graphi_tf.ab"]  # and the root's edges
+    assert graph["graphi_tf.lab.cli"] and graph["graphi_tf.trace"]  # the analysis saw the modules and imports
+    assert "graphi_tf" in graph["graphi_tf.lab.ab"]  # and the root's edges
     assert _find_cycle(graph) is None, " -> ".join(_find_cycle(graph))
 
 
@@ -151,7 +151,12 @@ def test_the_package_defines_one_usage_error_class():
     defined = [name for name, path in MODULES.items()
                for node in ast.walk(ast.parse(path.read_text(), str(path)))
                if isinstance(node, ast.ClassDef) and node.name == "UsageError"]
-    assert defined == ["graphi_tf.external_models"]
-    from graphi_tf import cli_common, external_models
+    assert defined == ["graphi_tf.lab.external_models"]
+    from graphi_tf.lab import cli_common, external_models
 
     assert cli_common.UsageError is external_models.UsageError
+
+
+def test_every_module_outside_the_library_lives_in_the_lab():
+    outside = sorted(m for m in MODULES if m not in LIBRARY and m.split(".")[:2] != [PACKAGE, "lab"])
+    assert outside == []

@@ -1,11 +1,11 @@
-"""graphi_tf.models: the bundled benchmark models' training steps, at tiny sizes."""
+"""graphi_tf.lab.models: the bundled benchmark models' training steps, at tiny sizes."""
 import math
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from graphi_tf import models
+from graphi_tf.lab import models
 from tiny_models import TINY  # tests/conformance, on sys.path via conftest
 
 pytestmark = pytest.mark.timeout(120)
@@ -73,7 +73,7 @@ def test_the_same_seed_builds_the_same_graph():
 
 
 def test_pathnet_path_picks_active_of_modules_per_layer_and_depends_on_the_seed():
-    from graphi_tf.models import pathnet
+    from graphi_tf.lab.models import pathnet
 
     hp = models.get("pathnet").resolve("small", dict(layers=5, modules=10, active=3))
     path = pathnet.path(hp, seed=0)
@@ -84,7 +84,7 @@ def test_pathnet_path_picks_active_of_modules_per_layer_and_depends_on_the_seed(
 
 
 def test_phased_lstm_time_gate_follows_the_open_rising_falling_and_closed_phases():
-    from graphi_tf.models import phased_lstm
+    from graphi_tf.lab.models import phased_lstm
 
     tau, shift, r_on, alpha = 10.0, 2.0, 0.2, 1e-3
     t = tf.constant([[2.5], [3.0], [3.5], [7.0], [12.5]])  # phi = 0.05, 0.1, 0.15, 0.5, 0.05
@@ -139,7 +139,7 @@ def test_function_mode_threads_after_tensorflow_started_raise_naming_the_setting
 
 
 def test_legacy_lstm_build_step_and_build_graph_still_work():
-    from graphi_tf.models import lstm
+    from graphi_tf.lab.models import lstm
 
     graph, train_op, loss, init_op = lstm.build_graph(batch=2, hidden=4, layers=1, time_steps=2)
     with tf.compat.v1.Session(graph=graph) as session:

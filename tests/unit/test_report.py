@@ -1,9 +1,11 @@
-"""graphi_tf.report on synthetic measurements, with hand-computed expectations."""
+"""graphi_tf.lab.report on synthetic measurements, with hand-computed expectations."""
 import json
 
 import pytest
 
-from graphi_tf import arms, report, stepstats
+from graphi_tf import stepstats
+
+from graphi_tf.lab import arms, report
 
 
 def test_summarize_times_pools_all_steps_and_keeps_per_round_medians():
@@ -235,9 +237,9 @@ def test_report_and_arms_modules_do_not_import_tensorflow():
             "    spec = importlib.util.spec_from_file_location(name, path)\n"
             "    m = importlib.util.module_from_spec(spec); sys.modules[name] = m\n"
             "    spec.loader.exec_module(m); return m\n"
-            f"load('graphi_tf.arms', {arms.__file__!r})\n"
+            f"load('graphi_tf.lab.arms', {arms.__file__!r})\n"
             f"load('graphi_tf.stepstats', {stepstats.__file__!r})\n"
-            f"m = load('graphi_tf.report', {report.__file__!r})\n"
+            f"m = load('graphi_tf.lab.report', {report.__file__!r})\n"
             "m.render_terminal(m.build_report({'arms': {}}))\n"
             "print('tensorflow' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from graphi_tf import ab, arms, cli, report, serving
+from graphi_tf.lab import ab, arms, cli, report, serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -197,7 +197,7 @@ def test_end_to_end_with_one_and_two_clients(tmp_path, cli_env):
     script.write_text(SCRIPT)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.cli", "ab", "--script", str(script), "--clients", "1,2",
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--clients", "1,2",
          "--duration", "0.3", "--warmup", "1", "--steps", "1", "--repeats", "1", "--trace-steps", "0",
          "--arms", "stock_default,graphi_untuned", "--timeout", "100", "--out-dir", str(out)],
         env=cli_env, capture_output=True, text=True, timeout=190)

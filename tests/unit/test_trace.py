@@ -320,7 +320,7 @@ def test_graphi_trace_env_with_a_bad_step_warns_and_records_the_last_of_fewer_st
 @needs_graphi
 def test_cli_trace_on_a_script_writes_json_png_and_prints_the_summary(tiny_script, tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from graphi_tf import cli
+    from graphi_tf.lab import cli
 
     out, png = str(tmp_path / "cli.json"), str(tmp_path / "cli.png")
     assert cli.main(["trace", "--script", tiny_script, "-o", out, "--png", png, "--warmup", "2"]) == 0
@@ -333,7 +333,7 @@ def test_cli_trace_on_a_script_writes_json_png_and_prints_the_summary(tiny_scrip
 
 
 def test_cli_trace_requires_a_model_or_script(capsys):
-    from graphi_tf import cli
+    from graphi_tf.lab import cli
 
     with pytest.raises(SystemExit) as exc:
         cli.main(["trace", "-o", "x.json"])

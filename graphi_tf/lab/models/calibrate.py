@@ -1,6 +1,6 @@
 """Times the bundled models' training steps (how docs/models.md's table was measured).
 
-    python -m graphi_tf.models.calibrate [--executor DEFAULT] [--inter 2 --intra 1] [--mode graph]
+    python -m graphi_tf.lab.models.calibrate [--executor DEFAULT] [--inter 2 --intra 1] [--mode graph]
                                          [--warmup 3] [--steps 5] [MODEL:SIZE ...]
 
 Prints one JSON line per MODEL:SIZE (all twelve if none are given): median and min step ms,
@@ -19,9 +19,10 @@ from typing import List, Optional, Sequence
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from graphi_tf import models, stepstats
+    from graphi_tf import stepstats
+    from graphi_tf.lab import models
 
-    parser = argparse.ArgumentParser(prog="python -m graphi_tf.models.calibrate", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m graphi_tf.lab.models.calibrate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--executor", choices=models.EXECUTORS, default="DEFAULT")
     parser.add_argument("--inter", type=int, default=None, help="inter_op threads (default: TensorFlow's)")

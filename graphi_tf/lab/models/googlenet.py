@@ -1,4 +1,4 @@
-"""GoogLeNet (Inception v1) training step (``graphi_tf.models`` name: "googlenet"); Szegedy et
+"""GoogLeNet (Inception v1) training step (``graphi_tf.lab.models`` name: "googlenet"); Szegedy et
 al., "Going Deeper with Convolutions", CVPR 2015.
 
 Written op by op (``conv2d`` + bias + relu, ``max_pool``; NHWC, float32, SAME padding):
@@ -15,7 +15,7 @@ count, at least 1 channel) and ``modules`` (1..9).
 
 Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
 after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
-``python -m graphi_tf.models.calibrate`` (see docs/models.md):
+``python -m graphi_tf.lab.models.calibrate`` (see docs/models.md):
 
     size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
     small                     26 ms                       27 ms                      26 ms              773 / 396
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Tuple
 
-from graphi_tf.models import _step
-from graphi_tf.models._step import HParam
+from graphi_tf.lab.models import _step
+from graphi_tf.lab.models._step import HParam
 
 # name, 1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool projection (Table 1 of the paper).
 INCEPTION: Tuple[Tuple[str, int, int, int, int, int, int], ...] = (

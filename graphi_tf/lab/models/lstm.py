@@ -1,4 +1,4 @@
-"""Unrolled multi-layer LSTM training step (``graphi_tf.models`` name: "lstm").
+"""Unrolled multi-layer LSTM training step (``graphi_tf.lab.models`` name: "lstm").
 
 The cell is written out op by op (matmul / sigmoid / tanh per time step, unrolled in Python),
 so the executor sees hundreds of small, partly independent ops
@@ -10,14 +10,14 @@ is keyed on) and the same numbers.
 
 Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
 after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
-``python -m graphi_tf.models.calibrate`` (see docs/models.md):
+``python -m graphi_tf.lab.models.calibrate`` (see docs/models.md):
 
     size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
     small                     26 ms                       27 ms                      23 ms            3618 / 3121
     medium                   164 ms                      234 ms                     172 ms            6349 / 5525
     large                    993 ms                     1334 ms                     935 ms            9405 / 8253
 
-    from graphi_tf import models
+    from graphi_tf.lab import models
     step = models.build_step("lstm", size="small")
     step()            # one training step on GRAPHI
     step.close()
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from graphi_tf.models import _step
-from graphi_tf.models._step import HParam
+from graphi_tf.lab.models import _step
+from graphi_tf.lab.models._step import HParam
 
 SIZES: Dict[str, Dict[str, Any]] = {
     "small": dict(batch=64, hidden=128, layers=3, time_steps=24, input_size=128, classes=10, learning_rate=0.1),

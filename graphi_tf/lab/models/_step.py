@@ -21,7 +21,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from graphi_tf.step_base import ClosableStep, apply_function_threads, check_executor, check_seed, check_threads
+from graphi_tf.lab.step_base import ClosableStep, apply_function_threads, check_executor, check_seed, check_threads
 
 SIZES: Tuple[str, ...] = ("small", "medium", "large")
 MODES: Tuple[str, ...] = ("graph", "function")
@@ -271,7 +271,7 @@ class FunctionTrainingStep(TrainingStep):
 def build(spec: ModelSpec, size: str = "small", mode: str = "graph", executor: str = "GRAPHI",
           inter_op: Optional[int] = None, intra_op: Optional[int] = None, seed: int = 0,
           **hparam_overrides: Any) -> TrainingStep:
-    """Checks every argument, then builds the step (see ``graphi_tf.models.build_step``)."""
+    """Checks every argument, then builds the step (see ``graphi_tf.lab.models.build_step``)."""
     hp = spec.resolve(size, hparam_overrides)
     check_choice("mode", mode, MODES)
     check_executor(executor)

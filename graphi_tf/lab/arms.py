@@ -1,8 +1,8 @@
-"""The arms of ``graphi-tf ab``: one table read by the orchestrator (``graphi_tf.ab``), its
-help text, and the report (``graphi_tf.report``).
+"""The arms of ``graphi-tf ab``: one table read by the orchestrator (``graphi_tf.lab.ab``), its
+help text, and the report (``graphi_tf.lab.report``).
 
 Pure Python, no imports from graphi_tf's other modules and no TensorFlow import, so both
-``graphi_tf.ab`` and ``graphi_tf.report`` import it without a cycle.
+``graphi_tf.lab.ab`` and ``graphi_tf.lab.report`` import it without a cycle.
 
 ``ARMS`` lists the built-in arms in their default run order. Besides them an A/B run may
 have the points of the stock sweep (``stock_i{inter}_a{intra}``, which the ``stock_best``

@@ -19,13 +19,13 @@ Statistics
   "GRAPHI auto ran 1.42 ± 0.03 times as fast as stock default (5 rounds)". Rounds are
   the unit because the arms of one round run back to back on the same machine state.
 * The lead lines (``lead``), printed first: the best-ranked GRAPHI arm that ran
-  (``graphi_tf.arms``: graphi_auto, else graphi_tuned, else graphi_untuned) against stock
+  (``graphi_tf.lab.arms``: graphi_auto, else graphi_tuned, else graphi_untuned) against stock
   default and stock best.
 * ``stock_best`` is the stock (inter, intra) sweep arm with the lowest median step time
   over all its steps; its per-round medians are that arm's.
 * Physical limit, from traced steps of reference processes (DEFAULT executor, one op at
   a time: inter=1): W = total op time with intra=1 (each op's single-core work), CP =
-  critical path (``graphi_tf.bound``) with intra=cores (each op as fast as the machine runs
+  critical path (``graphi_tf.lab.bound``) with intra=cores (each op as fast as the machine runs
   it alone; with ``critical_path_intra`` 1, as in older reports, CP comes from intra=1 and
   overstates the limit of ops that parallelise internally), each the minimum over the
   traced steps and capped by its reference's untraced median step time (tracing inflates
@@ -42,7 +42,7 @@ JSON schema (``schema_version`` 1)
     "created_unix": float,
     "case": {"name": str, "kind": "model"|"script"|"saved_model"|"keras", "model": str|null,
              "size": str|null, "mode": str|null, "script": str|null,
-             # saved_model/keras also (graphi_tf.external_models.ExternalModel.to_dict):
+             # saved_model/keras also (graphi_tf.lab.external_models.ExternalModel.to_dict):
              "path", "signature", "tag", "loader": str|null, "batch": int|null, "inputs": [str],
              "train": bool, "seed": int},
     "settings": {"warmup": int, "steps": int, "repeats": int, ...},   # how it was run
@@ -60,7 +60,7 @@ JSON schema (``schema_version`` 1)
         "n_steps": int, "ok_rounds": int, "failed_rounds": int,
         "examples_per_s": float|null, "efficiency": float|null,
         "speedup_vs_stock_default": SPEEDUP|null,
-        "env": {VAR: VALUE},       # the arm's own variables (graphi_tf.arms)
+        "env": {VAR: VALUE},       # the arm's own variables (graphi_tf.lab.arms)
         "setting": {...}|null,     # what was in force (GRAPHI: executors, threads, source,
                                    # and "autotune": GRAPHI's online tuning state, if any)
         "autotune": [{...}|null],  # per round, the main graph's autotune state at the end
@@ -92,9 +92,9 @@ import math
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from graphi_tf import arms as _arms
+from graphi_tf.lab import arms as _arms
 from graphi_tf import decision as _decision
-from graphi_tf.arms import STOCK_BEST, STOCK_DEFAULT
+from graphi_tf.lab.arms import STOCK_BEST, STOCK_DEFAULT
 from graphi_tf.stepstats import lower_bound as lower_bound_ms  # LB in ms here
 from graphi_tf.stepstats import median
 
@@ -109,7 +109,7 @@ class ReportError(RuntimeError):
 
 def arm_label(name: str) -> str:
     """Human name of an arm: "stock default", "stock inter=2 intra=1", "GRAPHI auto", ...
-    (``graphi_tf.arms.label``)."""
+    (``graphi_tf.lab.arms.label``)."""
     return _arms.label(name)
 
 

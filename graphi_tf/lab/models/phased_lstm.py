@@ -1,4 +1,4 @@
-"""Phased LSTM training step (``graphi_tf.models`` name: "phased_lstm"); Neil, Pfeiffer and
+"""Phased LSTM training step (``graphi_tf.lab.models`` name: "phased_lstm"); Neil, Pfeiffer and
 Liu, "Phased LSTM: Accelerating Recurrent Network Training for Long or Event-based Sequences",
 NIPS 2016.
 
@@ -20,7 +20,7 @@ head on the last layer's last output, softmax cross-entropy against seeded label
 
 Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
 after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
-``python -m graphi_tf.models.calibrate`` (see docs/models.md):
+``python -m graphi_tf.lab.models.calibrate`` (see docs/models.md):
 
     size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
     small                     21 ms                       21 ms                      24 ms          14092 / 11762
@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Mapping
 
-from graphi_tf.models import _step, lstm
-from graphi_tf.models._step import HParam
+from graphi_tf.lab.models import _step, lstm
+from graphi_tf.lab.models._step import HParam
 
 _GATES = dict(tau_min=1.0, tau_max=100.0, r_on=0.05, alpha=1e-3, dt=1.0)
 

@@ -1,4 +1,4 @@
-"""PathNet training step (``graphi_tf.models`` name: "pathnet"); Fernando et al. 2017.
+"""PathNet training step (``graphi_tf.lab.models`` name: "pathnet"); Fernando et al. 2017.
 
 ``layers`` layers of ``modules`` parallel modules. Module m of a layer is a stack of
 ``1 + m % max_depth`` dense+relu blocks of width ``width`` (written op by op: matmul, add, relu),
@@ -11,7 +11,7 @@ variables; those off the path get no gradient and stay as they are).
 
 Sizes (hparams in ``SIZES``). Measured step time, stock executor (DEFAULT), median of 5 steps
 after 3 warm-up steps, 2-core AMD EPYC (shared), TF 2.21, 2026-11-30, with
-``python -m graphi_tf.models.calibrate`` (see docs/models.md):
+``python -m graphi_tf.lab.models.calibrate`` (see docs/models.md):
 
     size     graph inter=2,intra=1   graph default ConfigProto   function inter=2,intra=1   nodes graph/function
     small                     27 ms                       36 ms                      29 ms             2916 / 774
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping
 
-from graphi_tf.models import _step
-from graphi_tf.models._step import HParam
+from graphi_tf.lab.models import _step
+from graphi_tf.lab.models._step import HParam
 
 SIZES: Dict[str, Dict[str, Any]] = {
     "small": dict(batch=64, width=512, layers=6, modules=10, active=4, max_depth=3, classes=10,

@@ -1,15 +1,15 @@
 """One process of ``graphi-tf ab``: runs one arm (or the tuning run, or the reference run)
 and prints one JSON line on stdout.
 
-    python -m graphi_tf._ab_worker --role arm --executor DEFAULT --inter 2 --intra 1 \\
+    python -m graphi_tf.lab._ab_worker --role arm --executor DEFAULT --inter 2 --intra 1 \\
         --model lstm --size small --mode graph --warmup 100 --steps 50
-    python -m graphi_tf._ab_worker --role tune --executor GRAPHI --script step.py --warmup 10 --steps 10
-    python -m graphi_tf._ab_worker --role reference --executor DEFAULT --inter 1 --intra 1 \\
+    python -m graphi_tf.lab._ab_worker --role tune --executor GRAPHI --script step.py --warmup 10 --steps 10
+    python -m graphi_tf.lab._ab_worker --role reference --executor DEFAULT --inter 1 --intra 1 \\
         --model lstm --size small --mode graph --warmup 10 --steps 20 --trace-steps 5
 
 Roles:
   arm        warm-up steps, then timed steps (then, with ``--clients``, one phase of
-             concurrent requests per client count: ``graphi_tf.serving.serve``, reported in
+             concurrent requests per client count: ``graphi_tf.lab.serving.serve``, reported in
              "clients"); reports the step times (ms), examples_per_step,
              graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
              GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
@@ -21,14 +21,14 @@ Roles:
              the fastest setting in GRAPHI_CACHE_DIR.
   reference  warm-up, untraced timed steps, then ``--trace-steps`` steps with FULL_TRACE
              (``step.run_traced()``); reports W and CP of each traced step
-             (``graphi_tf.bound``), the untraced median and the usable cores. It runs the
+             (``graphi_tf.lab.bound``), the untraced median and the usable cores. It runs the
              case's ``Case.reference_case()`` (a function-mode model as its graph build, a
              tf2-loaded SavedModel through the TF1 loader) and says so in "note".
   check      builds the step once and closes it; a bad case (cli_common.UsageError, e.g. a
              .keras file that needs custom objects) is reported in "usage_error".
 
 The team layout and cache come from the environment the orchestrator sets (GRAPHI_CACHE_DIR
-and the arm's own variables, graphi_tf.arms). Every role reports GRAPHI_CACHE_DIR and the
+and the arm's own variables, graphi_tf.lab.arms). Every role reports GRAPHI_CACHE_DIR and the
 files in it before the step was built (importing graphi_tf only reads the cache) and at the end.
 
 Applying an arm to a ``--script`` without changing it:
@@ -56,14 +56,16 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-from graphi_tf import ab, cli_common, environment, serving, stepstats
-from graphi_tf.models import EXECUTORS
+from graphi_tf import environment, stepstats
+
+from graphi_tf.lab import ab, cli_common, serving
+from graphi_tf.lab.models import EXECUTORS
 
 ROLES = ("arm", "tune", "reference", "check")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m graphi_tf._ab_worker", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m graphi_tf.lab._ab_worker", description=__doc__.split("\n\n")[0])
     p.add_argument("--role", choices=ROLES, required=True)
     p.add_argument("--executor", choices=EXECUTORS, required=True)
     p.add_argument("--inter", type=int, default=None, help="inter-op threads (default: TF's)")
@@ -77,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="fail unless the main GRAPHI graph's setting came from this source")
     p.add_argument("--clients", type=ab.client_list, default=None, metavar="N,N,...",
                    help="arm: after the timed steps, N threads issue requests (steps) back to back for "
-                        "--duration seconds, for each N in turn (graphi_tf.serving.serve)")
+                        "--duration seconds, for each N in turn (graphi_tf.lab.serving.serve)")
     p.add_argument("--duration", type=float, default=serving.DEFAULT_DURATION_S,
                    help="seconds of each --clients phase")
     p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
@@ -416,8 +418,8 @@ def _time_steps(step: Callable[[], Any], args: argparse.Namespace) -> _Timed:
 
 
 def _traced_steps(step: Any, trace_steps: int) -> Dict[str, Any]:
-    """W and CP of ``trace_steps`` FULL_TRACE steps (``graphi_tf.bound``) on the usable cores."""
-    from graphi_tf import bound
+    """W and CP of ``trace_steps`` FULL_TRACE steps (``graphi_tf.lab.bound``) on the usable cores."""
+    from graphi_tf.lab import bound
 
     cores = ab.usable_cores()
     works, cps, nodes = [], [], None

@@ -38,10 +38,10 @@ import time
 import zipfile
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from graphi_tf import cli_common
+from graphi_tf.lab import cli_common
 from graphi_tf._argtypes import int_at_least as _int_at_least
 
-from graphi_tf.bundle_check import MANIFEST, MANIFEST_FORMAT, BundleError, sha256_file, split_file
+from graphi_tf.lab.bundle_check import MANIFEST, MANIFEST_FORMAT, BundleError, sha256_file, split_file
 
 INSTALL_SCRIPT = "install.sh"
 CHECK_SCRIPT = "bundle_check.py"
@@ -201,7 +201,7 @@ def python_version_of(python: str) -> str:
 
 def default_source() -> Optional[str]:
     """The source checkout this module lies in, if it is one (it has setup.py)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return root if os.path.isfile(os.path.join(root, "setup.py")) else None
 
 

@@ -1,7 +1,7 @@
 """Bundled benchmark models: training steps for ``graphi-tf tune/ab/trace --model NAME`` and for
 trying GRAPHI out.
 
-    from graphi_tf import models
+    from graphi_tf.lab import models
     models.MODELS   # ("lstm", "phased_lstm", "pathnet", "googlenet")
     models.SIZES    # ("small", "medium", "large")
     models.MODES    # ("graph", "function")
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from graphi_tf.models import _step, googlenet, lstm, pathnet, phased_lstm
-from graphi_tf.models._step import MODES, SIZES, HParam, ModelSpec, TrainingStep
-from graphi_tf.step_base import EXECUTORS
+from graphi_tf.lab.models import _step, googlenet, lstm, pathnet, phased_lstm
+from graphi_tf.lab.models._step import MODES, SIZES, HParam, ModelSpec, TrainingStep
+from graphi_tf.lab.step_base import EXECUTORS
 
 _SPECS: Dict[str, ModelSpec] = {m.SPEC.name: m.SPEC for m in (lstm, phased_lstm, pathnet, googlenet)}
 MODELS: Tuple[str, ...] = tuple(_SPECS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from graphi_tf import cli_common
+from graphi_tf.lab import cli_common
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.trace import DEFAULT_WARMUP, record_step
 

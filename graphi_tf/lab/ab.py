@@ -1,6 +1,6 @@
 """``graphi-tf ab``: stock TensorFlow vs GRAPHI on one step, each arm in its own process.
 
-The arms and what each runs are the table ``graphi_tf.arms.ARMS`` (listed under --help):
+The arms and what each runs are the table ``graphi_tf.lab.arms.ARMS`` (listed under --help):
 stock_default, the stock_best sweep of DEFAULT's (inter_op, intra_op), single_threaded,
 graphi_auto (GRAPHI as an unchanged model gets it: a new empty cache per process, no
 GRAPHI_* variables; the headline), graphi_untuned (GRAPHI's fixed default layout,
@@ -24,16 +24,16 @@ LB = max(CP, W / cores). A failed process (non-zero exit, timeout, bad JSON) mar
 failed with the tail of its stderr (the only worker output shown); the other arms still
 run. This process runs nothing on TensorFlow (it imports it only because importing
 graphi_tf does, with TensorFlow's INFO lines off: graphi_tf._cli_logging). Statistics and
-the output schema: ``graphi_tf.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir``
+the output schema: ``graphi_tf.lab.report``. Outputs: ab.json, ab.md, ab.png in ``--out-dir``
 and the table on stdout, the headline (the lead GRAPHI arm against stock default and stock
 best) first.
 
 Client mode, ``--clients N[,N...]`` (docs/serving.md): every arm process, after its timed
 steps, serves N concurrent closed-loop clients for ``--duration`` seconds for each N in turn
-(``graphi_tf.serving``); the report gains a "clients" section (throughput and p50/p90/p99
+(``graphi_tf.lab.serving``); the report gains a "clients" section (throughput and p50/p90/p99
 latency per arm and N, per-round ratios against stock default, inter=1 intra=1 and the
 stock best at that N) and ab_clients.png (latency and throughput against N). Its default
-arms are graphi_tf.arms.CLIENT_ARMS.
+arms are graphi_tf.lab.arms.CLIENT_ARMS.
 """
 from __future__ import annotations
 
@@ -49,18 +49,18 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from graphi_tf import arms as _arms
-from graphi_tf import cli_common
+from graphi_tf.lab import arms as _arms
+from graphi_tf.lab import cli_common
 from graphi_tf import decision as _decision
-from graphi_tf import report as _report
-from graphi_tf import serving as _serving
+from graphi_tf.lab import report as _report
+from graphi_tf.lab import serving as _serving
 from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
-from graphi_tf.cli_common import Case
+from graphi_tf.lab.cli_common import Case
 from graphi_tf.tune import DEFAULT_ROUNDS as TUNE_ROUNDS
 from graphi_tf.tune import DEFAULT_STEPS as TUNE_STEPS
 from graphi_tf.tune import DEFAULT_WARMUP as TUNE_WARMUP
-from graphi_tf.models import MODELS, MODES, SIZES  # noqa: F401  (tools/ab_all.py reads them here)
+from graphi_tf.lab.models import MODELS, MODES, SIZES  # noqa: F401  (tools/ab_all.py reads them here)
 
 DEFAULT_WARMUP = 100
 """Untimed steps per arm process (``--warmup``)."""
@@ -89,8 +89,8 @@ class Arm:
     inter_op: Optional[int] = None
     intra_op: Optional[int] = None
     sweep: bool = False
-    cache: str = "empty"  # graphi_tf.arms.CACHES: "empty" a new empty dir per process, "tuned"
-    env: Tuple[Tuple[str, str], ...] = ()  # the variables its processes get (graphi_tf.arms)
+    cache: str = "empty"  # graphi_tf.lab.arms.CACHES: "empty" a new empty dir per process, "tuned"
+    env: Tuple[Tuple[str, str], ...] = ()  # the variables its processes get (graphi_tf.lab.arms)
 
     @property
     def description(self) -> str:
@@ -139,7 +139,7 @@ def parse_env_arm(text: str) -> Arm:
 
 def resolve_arms(selected: Sequence[str], sweep: Sequence[int],
                  env_arms: Sequence[Arm] = ()) -> List[Arm]:
-    """Arms for ``--arms`` names (of graphi_tf.arms.ARMS, or sweep points like stock_i2_a1),
+    """Arms for ``--arms`` names (of graphi_tf.lab.arms.ARMS, or sweep points like stock_i2_a1),
     followed by the ``--graphi-env`` arms.
 
     Raises ValueError naming the unknown name and the allowed ones.
@@ -204,8 +204,8 @@ def client_list(text: str) -> List[int]:
 
 
 def default_arms(clients: Optional[Sequence[int]] = None) -> List[str]:
-    """The arms run when ``--arms`` is not given: every arm of graphi_tf.arms.ARMS, or with
-    ``--clients`` graphi_tf.arms.CLIENT_ARMS (stock default, inter=1 intra=1, the sweep, GRAPHI)."""
+    """The arms run when ``--arms`` is not given: every arm of graphi_tf.lab.arms.ARMS, or with
+    ``--clients`` graphi_tf.lab.arms.CLIENT_ARMS (stock default, inter=1 intra=1, the sweep, GRAPHI)."""
     return list(_arms.CLIENT_ARMS if clients else _arms.ARM_NAMES)
 
 
@@ -222,7 +222,7 @@ def _int_list(text: str) -> List[int]:
 def _add_case_options(parser: argparse.ArgumentParser) -> None:
     """The case arguments, --out-dir, --warmup, --steps and client mode's --clients, --duration."""
     cli_common.add_case_arguments(
-        parser, script_note="; the worker applies each arm to it (see graphi_tf._ab_worker)")
+        parser, script_note="; the worker applies each arm to it (see graphi_tf.lab._ab_worker)")
     parser.add_argument("--out-dir", default=None,
                         help="where ab.json, ab.md, ab.png go (default ./ab_results/<model>_<size>_<mode>, "
                              "./ab_results/<script stem>, ./ab_results/<SavedModel dir>_<loader> or "
@@ -326,7 +326,7 @@ def worker_env() -> Dict[str, str]:
     # built library. PYTHONSAFEPATH (Python >= 3.11) leaves the working directory out.
     env["PYTHONSAFEPATH"] = "1"
     # The worker must import this same graphi_tf.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(_report.__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_report.__file__))))
     parts = [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     env["PYTHONPATH"] = os.pathsep.join(parts)
     return env
@@ -334,7 +334,7 @@ def worker_env() -> Dict[str, str]:
 
 def run_process(python: str, argv: List[str], env: Dict[str, str], timeout: float) -> Dict[str, Any]:
     """Runs one worker; returns {"ok", "result", "error", "stderr_tail", "wall_s", "argv"}."""
-    cmd = [python, "-m", "graphi_tf._ab_worker"] + argv
+    cmd = [python, "-m", "graphi_tf.lab._ab_worker"] + argv
     rec: Dict[str, Any] = {"argv": cmd, "ok": False, "result": None, "error": None, "stderr_tail": None}
     start = time.monotonic()
     try:
@@ -406,10 +406,10 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     The stages: the case check (``check_case``; nothing is written before it passes), the
     tuning run (if an arm starts from the tuned cache), ``repeats`` rounds over the arms, the
     reference run (``trace_steps`` > 0 and the case has a traceable reference:
-    ``Case.reference_case``), then ``graphi_tf.report``. Returns the report document
-    (``graphi_tf.report`` schema; with ``clients``, every arm process also serves each
+    ``Case.reference_case``), then ``graphi_tf.lab.report``. Returns the report document
+    (``graphi_tf.lab.report`` schema; with ``clients``, every arm process also serves each
     number of concurrent clients for ``duration`` seconds, and the document gains the
-    "clients" section of ``graphi_tf.serving.client_report``). Raises ValueError for an unknown arm name,
+    "clients" section of ``graphi_tf.lab.serving.client_report``). Raises ValueError for an unknown arm name,
     cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
     """
     cores = usable_cores()
@@ -474,7 +474,7 @@ def check_case(case: Case, runner: "_Runner") -> None:
 
 
 def _raw_document(case: Case, cores: int, arm_list: Sequence[Arm], settings: Dict[str, Any]) -> Dict[str, Any]:
-    """The raw measurements (``graphi_tf.report.build_report``'s input) before anything ran."""
+    """The raw measurements (``graphi_tf.lab.report.build_report``'s input) before anything ran."""
     return {
         "created_unix": time.time(),
         "case": case.to_dict(),
@@ -669,7 +669,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m graphi_tf.ab`` / tools/ab.py: the same as ``graphi-tf ab``."""
+    """``python -m graphi_tf.lab.ab`` / tools/ab.py: the same as ``graphi-tf ab``."""
     parser = argparse.ArgumentParser(prog=f"{cli_common.PROG} ab", description=__doc__.split("\n\n")[0],
                                      epilog=_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

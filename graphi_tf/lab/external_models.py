@@ -1,6 +1,6 @@
 """Steps for models users already have: a SavedModel directory or a ``.keras`` file.
 
-    from graphi_tf import external_models as em
+    from graphi_tf.lab import external_models as em
 
     step = em.saved_model_step("/models/resnet", executor="GRAPHI", batch=8)
     step()                  # one request: runs the signature on seeded inputs
@@ -11,7 +11,7 @@
     step.loss_value()       # one train_on_batch step on seeded inputs and labels; its loss
 
 Each step is built for one executor ("DEFAULT", "GRAPHI" or "SINGLE_THREADED_EXECUTOR"),
-the way the bundled models' steps are (``graphi_tf.models``): a TF1 ``Session`` gets it in its
+the way the bundled models' steps are (``graphi_tf.lab.models``): a TF1 ``Session`` gets it in its
 ``ConfigProto`` (``experimental.executor_type``), a ``tf.function`` call runs inside
 ``tf.experimental.function_executor_type``. Steps carry ``examples_per_step`` and
 ``graph_nodes`` for ``graphi-tf ab``'s report.
@@ -28,7 +28,7 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from graphi_tf.step_base import (EXECUTORS, ClosableStep, apply_function_threads, check_executor, check_seed,
+from graphi_tf.lab.step_base import (EXECUTORS, ClosableStep, apply_function_threads, check_executor, check_seed,
                                  check_threads)
 
 LOADERS: Tuple[str, ...] = ("tf2", "tf1")

@@ -7,7 +7,7 @@ its install.sh runs it on the target, where nothing is installed yet:
 
 checks every file the manifest lists (size and sha256; each part of a split file, then the
 joined file), writes the wheels into OUT_DIR and prints their paths, one per line. A missing
-or corrupt file is one line on stderr naming it, and exit status 1. ``graphi_tf.bundle``,
+or corrupt file is one line on stderr naming it, and exit status 1. ``graphi_tf.lab.bundle``,
 which makes bundles, uses the same functions.
 """
 from __future__ import annotations

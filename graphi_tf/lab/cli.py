@@ -20,11 +20,11 @@ import json
 import sys
 from typing import Any, List, Optional, Sequence
 
-from graphi_tf import ab as _ab
-from graphi_tf import bundle as _bundle
-from graphi_tf import cli_common
+from graphi_tf.lab import ab as _ab
+from graphi_tf.lab import bundle as _bundle
+from graphi_tf.lab import cli_common
 from graphi_tf import decision as _decision
-from graphi_tf import trace_cli as _trace_cli
+from graphi_tf.lab import trace_cli as _trace_cli
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.tune import DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_WARMUP, DISCARD_STEPS_PER_VISIT
 

@@ -1,15 +1,15 @@
 """The core every ``graphi-tf`` subcommand shares: the case arguments, the one step builder,
 the error printer and the subcommand dispatch.
 
-A subcommand module (``graphi_tf.cli`` for info, cache and tune; ``graphi_tf.trace_cli``;
-``graphi_tf.ab``) has ``add_parser(subparsers)``, which makes its parser with
+A subcommand module (``graphi_tf.lab.cli`` for info, cache and tune; ``graphi_tf.lab.trace_cli``;
+``graphi_tf.lab.ab``) has ``add_parser(subparsers)``, which makes its parser with
 ``add_subcommand`` (that records its ``run``), and ``run(args) -> int``, the exit status;
-``graphi_tf.cli.main`` parses and calls ``dispatch(args)``.
+``graphi_tf.lab.cli.main`` parses and calls ``dispatch(args)``.
 
 The case is what a subcommand runs: ``--model NAME [--size S] [--mode M]`` (a bundled model,
-``graphi_tf.models``), ``--script FILE.py`` (a file whose ``build_step()`` returns a
+``graphi_tf.lab.models``), ``--script FILE.py`` (a file whose ``build_step()`` returns a
 zero-argument step callable), ``--saved-model DIR`` or ``--keras-model FILE.keras`` (a user's
-model as it is, ``graphi_tf.external_models``). ``add_case_arguments`` defines those options,
+model as it is, ``graphi_tf.lab.external_models``). ``add_case_arguments`` defines those options,
 ``Case.from_args`` reads them, ``check_case`` checks what can be checked before anything runs,
 and ``build_step(case, ...)`` builds the step. A new kind of case adds its option to the group
 ``add_case_arguments`` returns, a field to ``Case``, and one branch to ``build_step``.
@@ -25,8 +25,8 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from graphi_tf import external_models as _external
-from graphi_tf import models as _models
+from graphi_tf.lab import external_models as _external
+from graphi_tf.lab import models as _models
 from graphi_tf._argtypes import int_at_least
 
 PROG = "graphi-tf"
@@ -35,7 +35,7 @@ DEFAULT_MODE = "graph"
 LSTM_FLAGS: Tuple[Tuple[str, str], ...] = (
     ("batch", "batch"), ("hidden", "hidden"), ("layers", "layers"), ("time-steps", "time_steps"))
 """``--model lstm`` only (``add_case_arguments(..., lstm_flags=True)``): flag -> hparam of
-graphi_tf.models.lstm, overriding the --size's."""
+graphi_tf.lab.models.lstm, overriding the --size's."""
 
 Runner = Callable[[argparse.Namespace], int]
 
@@ -74,11 +74,11 @@ def add_case_arguments(parser: argparse.ArgumentParser, *, script_note: str = ""
                        lstm_flags: bool = False) -> Any:
     """Adds ``--model`` | ``--script`` | ``--saved-model`` | ``--keras-model`` (one of them
     required), ``--size`` and ``--mode``, the external models' options
-    (``graphi_tf.external_models.add_arguments``) and with ``lstm_flags`` the ``--model lstm``
+    (``graphi_tf.lab.external_models.add_arguments``) and with ``lstm_flags`` the ``--model lstm``
     hparam flags (``LSTM_FLAGS``; ``--batch`` is shared with the external models). Returns the
     mutually exclusive group of the case kinds."""
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--model", choices=_models.MODELS, help="a bundled model (graphi_tf.models; docs/models.md)")
+    what.add_argument("--model", choices=_models.MODELS, help="a bundled model (graphi_tf.lab.models; docs/models.md)")
     what.add_argument("--script", metavar="FILE.py",
                       help="a Python file defining build_step() that returns a zero-argument step callable"
                            + script_note)
@@ -161,7 +161,7 @@ class Case:
         return ["--model", str(self.model), "--size", self.size, "--mode", self.mode, "--seed", str(self.seed)]
 
     def to_dict(self) -> Dict[str, Any]:
-        """The case as a report records it (``graphi_tf.report``'s "case")."""
+        """The case as a report records it (``graphi_tf.lab.report``'s "case")."""
         bundled = self.model is not None
         entry = {"name": self.name, "kind": self.kind,
                  "model": self.model, "size": self.size if bundled else None,

@@ -10,9 +10,9 @@ step, their statistics, and their part of the report (docs/serving.md).
 * ``client_report(doc)`` adds the report's "clients" section from the rounds' records.
   Per arm and N, each statistic (throughput, p50/p90/p99 latency) is one value per round;
   the report gives their median over the rounds and their IQR (p25–p75 over the rounds,
-  ``graphi_tf.report.percentile``). Comparisons are per round, as ``graphi_tf.report``
+  ``graphi_tf.lab.report.percentile``). Comparisons are per round, as ``graphi_tf.lab.report``
   does for step times: ratio_r = X_r / Y_r of the two arms' values in round r, reported as
-  the median over the rounds with half their range (``graphi_tf.report.speedup``) and their
+  the median over the rounds with half their range (``graphi_tf.lab.report.speedup``) and their
   IQR. A throughput ratio above 1 and a latency ratio below 1 favour X.
 * Stock best at N is the sweep arm with the highest median throughput at N.
 
@@ -24,8 +24,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from graphi_tf import arms as _arms
-from graphi_tf import report as _report
+from graphi_tf.lab import arms as _arms
+from graphi_tf.lab import report as _report
 from graphi_tf.stepstats import median
 
 DEFAULT_DURATION_S = 3.0
@@ -44,7 +44,7 @@ def summarize_requests(latencies_ms: Sequence[float], elapsed_s: float,
                        per_client: Sequence[int] = ()) -> Dict[str, Any]:
     """Statistics of one client phase from its per-request wall times (ms) and the phase's
     wall time (s): "requests", "throughput_rps" (requests / elapsed), "mean_ms", "max_ms" and
-    the latency quantiles of ``LATENCY_QUANTILES`` (``graphi_tf.report.percentile``);
+    the latency quantiles of ``LATENCY_QUANTILES`` (``graphi_tf.lab.report.percentile``);
     "per_client_requests" as given. Raises ValueError for an elapsed time that is not positive."""
     if not elapsed_s > 0:
         raise ValueError(f"elapsed_s={elapsed_s!r} is invalid; allowed: a number > 0")
@@ -110,7 +110,7 @@ def round_spread(values: Sequence[Optional[float]]) -> Dict[str, Any]:
 
 def compare_rounds(x: Sequence[Optional[float]], y: Sequence[Optional[float]]) -> Dict[str, Any]:
     """X's value as a multiple of Y's, per round (ratio_r = x_r / y_r where both are known):
-    ``graphi_tf.report.speedup``'s median ± half range, with "iqr" [p25, p75] of the ratios."""
+    ``graphi_tf.lab.report.speedup``'s median ± half range, with "iqr" [p25, p75] of the ratios."""
     sp = _report.speedup(y, x)  # speedup(a, b) takes b_r / a_r
     ratios = sp["round_ratios"]
     sp["iqr"] = [_report.percentile(ratios, 0.25), _report.percentile(ratios, 0.75)] if ratios else None
@@ -147,7 +147,7 @@ def client_values(doc: Dict[str, Any]) -> List[int]:
 
 
 def client_report(doc: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The "clients" section of a report document built by ``graphi_tf.report.build_report``
+    """The "clients" section of a report document built by ``graphi_tf.lab.report.build_report``
     from rounds that carry client phases; None when the run had no ``--clients``.
 
     {"values": [N], "duration_s", "arms": {arm: {str(N): arm_client_stats}},
