@@ -4,14 +4,9 @@
 // glibc gives each thread that allocates an arena of its own until the
 // process has 8 per core (64-bit), then makes later threads share. GRAPHI
 // adds its team leaders, helpers and watchdog to TensorFlow's pools and the
-// caller's threads: a MobileNetV2 SavedModel served to 8 Python clients on
-// 2 vCPUs had 21 threads under GRAPHI (15 under stock TensorFlow), over the
-// 16 arenas. A team leader that shares an arena with a client thread
-// contends on its lock (perf: a fifth of the samples in futex wait/wake
-// under __lll_lock_wait_private), and some processes fell into a slow mode
-// for good: 242-273 requests/s instead of 390-476, in 4 of 12 processes
-// (2-vCPU Xeon, 2026-12-03, 5 s each after 4 s of warm-up). With the limit
-// at 64 (MALLOC_ARENA_MAX=64, or this file), 0 of 18: 380-496.
+// caller's threads, which can push a small machine over that limit; a team
+// leader sharing an arena with a busy client thread then contends on its
+// lock (the measurement: docs/design.md, "Malloc arenas").
 //
 // The limit is only raised, never lowered, and a user's own choice
 // (MALLOC_ARENA_MAX, or arena_max in GLIBC_TUNABLES) is left alone.

@@ -1,10 +1,9 @@
 // Which steps of a graph time their kernels for the cost model.
 //
-// Timing an op costs two clock reads. Under a hypervisor a read is tens of
-// nanoseconds (kvm-clock through the vDSO: about 50 ns on the 2-vCPU Xeon of
-// 2026-12-02), and a step of many tiny ops pays it on every op: on an LSTM
-// serving step of about 1 ms the reads were 5% of the process's CPU time,
-// where stock TensorFlow reads no clock at all. The cost model does not need
+// Timing an op costs two clock reads, tens of nanoseconds each under a
+// hypervisor, and a step of many tiny ops pays them on every op, where stock
+// TensorFlow reads no clock at all (the measurement: docs/design.md, "Inline
+// execution"). The cost model does not need
 // every step: a decayed mean settles within the first steps and then moves
 // slowly. So every step is timed until `timed_warmup_steps` steps have
 // started, and after that one step in `stride` (the first of each stride).
@@ -12,9 +11,9 @@
 // business).
 //
 // The stride starts at kTimedStepStride; the owner may widen it once the
-// warm-up has measured the graph (StrideForOpCost): one in eight still cost
-// an LSTM serving process 1% of its CPU on 2026-12-03 (perf, 8 clients),
-// while for a CNN's ops of tens of microseconds it is free.
+// warm-up has measured the graph (StrideForOpCost), since one in eight is
+// still noticeable on ops of a microsecond or two and free on a CNN's ops of
+// tens of microseconds.
 //
 // Free of TensorFlow types. Thread-safety: TakeTurn() and set_stride() may be
 // called concurrently; the counter and the stride are relaxed atomics (which

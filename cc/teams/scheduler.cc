@@ -35,6 +35,18 @@ thread_local CurrentWorkerInfo tls_worker;
 }  // namespace
 
 struct Scheduler::Worker {
+  explicit Worker(Mutex* mu) : scheduler_mu(mu) {}
+
+  // Tells the lock analysis that the fields below are guarded by the lock
+  // the caller holds (`held`, the Scheduler's mu_), which it cannot see is
+  // `scheduler_mu`; debug builds check that it is. Every Scheduler function
+  // that reads or writes them calls this first, under mu_.
+  void AssertGuardHeld(Mutex* held) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(held)
+      GRAPHI_ASSERT_EXCLUSIVE_LOCK(scheduler_mu) {
+    GRAPHI_DCHECK(held == scheduler_mu);
+  }
+
+  Mutex* const scheduler_mu;    // the Scheduler's mu_
   int team = 0;
   int index_in_team = 0;        // 0 = leader, >0 = substitute
   Worker* parent = nullptr;     // the blocked worker a substitute stands in for
@@ -43,14 +55,13 @@ struct Scheduler::Worker {
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;
   int tid = 0;  // set with cpu_clock
 
-  // Guarded by Scheduler::mu_ (which the annotations cannot name here).
-  bool clock_ready = false;
-  ReadyTask slot;
-  bool slot_full = false;
-  bool idle = false;
-  bool running = false;
-  bool retired = false;
-  uint64_t tasks_started = 0;
+  bool clock_ready GRAPHI_GUARDED_BY(scheduler_mu) = false;
+  ReadyTask slot GRAPHI_GUARDED_BY(scheduler_mu);
+  bool slot_full GRAPHI_GUARDED_BY(scheduler_mu) = false;
+  bool idle GRAPHI_GUARDED_BY(scheduler_mu) = false;
+  bool running GRAPHI_GUARDED_BY(scheduler_mu) = false;
+  bool retired GRAPHI_GUARDED_BY(scheduler_mu) = false;
+  uint64_t tasks_started GRAPHI_GUARDED_BY(scheduler_mu) = 0;
 
   // Lock-free peek for the spinning phase of WaitForSlot.
   std::atomic<bool> has_task{false};
@@ -114,13 +125,17 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::StartWorker(int team, Worker* parent) {
-  auto worker = std::make_unique<Worker>();
+  auto worker = std::make_unique<Worker>(&mu_);
   Worker* w = worker.get();
+  w->AssertGuardHeld(&mu_);
   TeamState& ts = *teams_[team];
   w->team = team;
   w->index_in_team = static_cast<int>(ts.workers.size());
   w->parent = parent;
-  if (parent != nullptr) w->parent_tasks_at_spawn = parent->tasks_started;
+  if (parent != nullptr) {
+    parent->AssertGuardHeld(&mu_);
+    w->parent_tasks_at_spawn = parent->tasks_started;
+  }
   ts.workers.push_back(w);
   workers_.push_back(std::move(worker));
   w->thread = std::thread([this, w] { WorkerLoop(w); });
@@ -135,6 +150,7 @@ void Scheduler::Submit(ReadyTask task) {
     if (!idle_.empty()) {
       target = idle_.back();
       idle_.pop_back();
+      target->AssertGuardHeld(&mu_);
       // An idle worker's slot is empty: only Submit fills it, and it takes
       // the worker off the idle list as it does.
       GRAPHI_DCHECK(target->idle && !target->slot_full);
@@ -231,6 +247,7 @@ std::vector<int64_t> Scheduler::stolen_ns_per_team() const {
 bool Scheduler::ShouldRetire(const Worker* w) const {
   if (w->parent == nullptr) return false;
   const Worker* p = w->parent;
+  p->AssertGuardHeld(&mu_);
   // The worker we stand in for is no longer inside the task it was blocked
   // in: the team has its thread back.
   return p->retired || !p->running || p->tasks_started != w->parent_tasks_at_spawn;
@@ -253,6 +270,7 @@ void Scheduler::WorkerLoop(Worker* w) {
                     (w->parent == nullptr ? std::string("-t0")
                                           : "-s" + std::to_string(w->index_in_team)));
   mu_.Lock();
+  w->AssertGuardHeld(&mu_);
   w->cpu_clock = CurrentThreadCpuClock();
   w->tid = CurrentThreadTid();
   w->clock_ready = true;
@@ -290,6 +308,7 @@ void Scheduler::ReleaseSubstitutesLocked(Worker* w) {
   // looks for work. One that went idle before that would otherwise sleep
   // on, an extra thread pinned to the team's cores, until handed a task.
   for (Worker* sub : teams_[w->team]->workers) {
+    sub->AssertGuardHeld(&mu_);
     if (sub->parent != w || sub->retired || !sub->idle) continue;
     idle_.erase(std::remove(idle_.begin(), idle_.end(), sub), idle_.end());
     sub->idle = false;
@@ -307,14 +326,16 @@ void Scheduler::ReapRetiredSubstitutesLocked(int team) {
   // worker another live substitute stands in for stays: that substitute
   // reads it (ShouldRetire).
   std::vector<Worker*>& workers = teams_[team]->workers;
-  auto is_parent_of_live = [&](const Worker* w) {
+  auto is_parent_of_live = [&](const Worker* w) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const Worker* x : workers) {
+      x->AssertGuardHeld(&mu_);
       if (x->parent == w && !x->retired) return true;
     }
     return false;
   };
   std::vector<Worker*> reaped;
   for (Worker* w : workers) {
+    w->AssertGuardHeld(&mu_);
     if (w->parent != nullptr && w->retired && !is_parent_of_live(w)) reaped.push_back(w);
   }
   if (reaped.empty()) return;
@@ -341,6 +362,7 @@ void Scheduler::JoinReaped(std::vector<std::unique_ptr<Worker>> reaped) {
 }
 
 bool Scheduler::TakeTaskLocked(Worker* w, ReadyTask* task) {
+  w->AssertGuardHeld(&mu_);
   if (w->slot_full) {
     *task = std::move(w->slot);
     w->slot = ReadyTask();
@@ -382,6 +404,7 @@ Scheduler* Scheduler::Current() { return tls_worker.scheduler; }
 int64_t Scheduler::TeamCpuNs(const TeamState& team) {
   int64_t total = 0;
   for (const Worker* w : team.workers) {
+    w->AssertGuardHeld(&mu_);
     if (!w->retired && w->clock_ready) total += ReadCpuClockNs(w->cpu_clock);
   }
   for (clockid_t c : team.helper_clocks) total += ReadCpuClockNs(c);
@@ -393,6 +416,7 @@ bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
   bool all_busy = true;
   *newest = nullptr;
   for (Worker* w : ts.workers) {
+    w->AssertGuardHeld(&mu_);
     if (w->retired) continue;
     if (!w->running || w->slot_full) all_busy = false;
     *newest = w;
@@ -404,7 +428,10 @@ bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
     return false;
   }
   uint64_t tasks = 0;
-  for (Worker* w : ts.workers) tasks += w->tasks_started;
+  for (Worker* w : ts.workers) {
+    w->AssertGuardHeld(&mu_);
+    tasks += w->tasks_started;
+  }
   if (!ts.watching || tasks != ts.watch_start_tasks) {
     ts.watching = true;
     ts.watch_start_ns = now;
@@ -425,6 +452,7 @@ bool Scheduler::TeamStalledLocked(int k, int64_t now, Worker** newest) {
 
 bool Scheduler::TeamHasRunnableThreadLocked(const TeamState& team) {
   for (const Worker* w : team.workers) {
+    w->AssertGuardHeld(&mu_);
     if (!w->retired && w->running && w->clock_ready && ThreadIsRunnable(w->tid)) return true;
   }
   for (int tid : team.helper_tids) {

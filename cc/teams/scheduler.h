@@ -170,7 +170,8 @@ class Scheduler {
   std::atomic<int> substitutes_alive_{0};
 
   // Guards the ready set, the idle list and every worker's slot and state
-  // (Worker's fields marked so: they cannot name this lock themselves).
+  // (Worker's fields are GUARDED_BY its pointer to this lock; a function
+  // that touches them states with Worker::AssertGuardHeld that it holds it).
   mutable Mutex mu_;
   std::unique_ptr<ReadyQueue> queue_ GRAPHI_GUARDED_BY(mu_);
   std::vector<Worker*> idle_ GRAPHI_GUARDED_BY(mu_);

@@ -12,8 +12,7 @@
 // threadpool both assume NumThreads() pool threads exist, and when there are
 // more blocks than threads they run every block in the pool while the caller
 // sleeps in a barrier. With T-1 helpers that serialises the op on fewer
-// cores than the team owns (measured: a 1x2 team ran an LSTM step 1.8x slower
-// than a 1x1 team). The leader sleeps while its helpers work, so the team
+// cores than the team owns. The leader sleeps while its helpers work, so the team
 // still has one busy thread per core. CurrentThreadId() is -1 on the leader,
 // which oneDNN requires to not mistake the leader's call for nested
 // parallelism. With T == 1 Eigen and Shard never split work, but a kernel

@@ -18,10 +18,7 @@
 // this one), not the steps' own durations: that time includes what the
 // caller does between steps (a Python loop, a serving request's argument
 // and result handling), and a layout can slow the caller down while its
-// steps take no longer. LSTM serving at 1 client on 2 cores: the same
-// in-executor step time on every layout, but one inter-op thread served
-// 1.26x the requests of TensorFlow's default pools. (Why is not known: idle
-// GRAPHI threads were measured to use no CPU, so it is not their spinning.)
+// steps take no longer (docs/design.md, "Automatic tuning").
 //
 // Visit sizes follow the step time seen while settling, so a small model
 // spends a few seconds at most: about `visit_target_ns` of timed steps per
