@@ -210,14 +210,14 @@ py::list GraphsToList() {
     d["timing_stride"] = profile->timing_stride();
     d["costs_known"] = profile->costs().costs_known();
     // "alone" or "under_load": whose adopted setting the graph follows now.
-    d["load_class"] = std::string(graphi::LoadClassName(profile->load_class()));
+    d["load_class"] = std::string(graphi::LoadClassName(profile->load().load_class()));
     if (resolved) {
       d["stock_pools"] = in_force.setting.stock;
       d["executors"] = in_force.setting.executors;
       d["threads_per_executor"] = in_force.setting.threads_per_executor;
       d["policy"] = std::string(graphi::ReadyPolicyName(*in_force.setting.policy));
       graphi::Adoption adoption;
-      const bool has_own = profile->adoption(&adoption);
+      const bool has_own = profile->load().InForce(&adoption);
       d["source"] = std::string(graphi::SettingSourceName(graphi::GraphSettingSource(
           in_force.source, in_force.setting, has_own ? &adoption : nullptr)));
     } else {
@@ -286,7 +286,7 @@ py::dict DecisionToDict(const graphi::TuningDecision& d) {
 
 py::dict LastStepRecord(const std::string& signature) {
   std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
-  const graphi::StepTimeline step = profile->LastStep();
+  const graphi::StepTimeline step = profile->recorder().Last();
   py::dict d;
   d["signature"] = profile->signature();
   d["step"] = step.step;
@@ -443,7 +443,7 @@ void DefineTuning(py::module_& m) {
 // Step timelines.
 void DefineTimelines(py::module_& m) {
   m.def("record_next_step", [](const std::string& signature) {
-    FindProfile(signature)->RecordNextStep();
+    FindProfile(signature)->recorder().RecordNext();
   }, py::arg("signature"), "Asks the next step of this graph to record its timeline.");
   m.def("record_steps_through", [](int64_t step) {
     if (step < 0) throw py::value_error("step=" + std::to_string(step) + " is invalid; allowed: >= 0");
@@ -452,7 +452,7 @@ void DefineTimelines(py::module_& m) {
      "Every graph (now and later) records each step until `step` steps have finished; 0: off.");
   m.def("last_step_timeline", [](const std::string& signature) {
     std::shared_ptr<graphi::GraphProfile> profile = FindProfile(signature);
-    const graphi::StepTimeline step = profile->LastStep();
+    const graphi::StepTimeline step = profile->recorder().Last();
     py::list out;
     for (const graphi::NodeExecution& e : step.executions) {
       out.append(ExecutionToDict(*profile, step, e));

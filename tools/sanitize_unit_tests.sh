@@ -43,6 +43,7 @@ TF_FREE_SOURCES=(
   cc/profiler/cost_model.cc
   cc/teams/setting.cc
   cc/executor/setting_resolver.cc
+  cc/tuning/graph_load.cc
 )
 mapfile -t TESTS < <(find tests/cc -name '*_test.cc' ! -name executor_conformance_test.cc | sort)
 

@@ -158,7 +158,7 @@ StepClock GraphiExecutor::BeginStep() {
   // GRAPHI's threads, or, on TensorFlow's pools, inside a step's op.
   clock.top_level = !OnGraphiThread() && CurrentStepOrder() == kNoStepOrder;
   if (!clock.top_level) return clock;
-  clock.concurrent = profile_->BeginTopLevelStep(&clock.overlap_epoch, &clock.in_flight);
+  clock.concurrent = profile_->load().BeginTopLevelStep(&clock.overlap_epoch, &clock.in_flight);
   clock.start_ns = MonotonicNowNs();
   return clock;
 }
@@ -168,11 +168,11 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   StepSample sample;
   sample.end_ns = MonotonicNowNs();
   sample.start_ns = clock.start_ns;
-  sample.concurrent = profile_->EndTopLevelStep(clock.overlap_epoch) || clock.concurrent;
+  sample.concurrent = profile_->load().EndTopLevelStep(clock.overlap_epoch) || clock.concurrent;
   sample.in_flight = clock.in_flight;
   sample.signature = profile_->signature();
   sample.node_count = profile_->node_count();
-  const TopLevelStepEnd end = profile_->NoteTopLevelStepEnd(sample.concurrent);
+  const TopLevelStepEnd end = profile_->load().NoteTopLevelStepEnd(sample.concurrent);
   // Before the autotuner hears of the step: the setting of the class the
   // graph is in now applies from the next step, and the autotuner may then
   // explore that class if nothing is adopted for it.
@@ -243,7 +243,7 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     return;
   }
   if (Runtime::Get().UseStockPools()) {
-    if (!profile_->RecordPending()) {
+    if (!profile_->recorder().Pending(profile_->steps_run())) {
       RunOnStockExecutor(args, std::move(done));
       return;
     }

@@ -637,10 +637,11 @@ GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor
       queue_order_(executor->arrival_order() ? step_order_ : kNoStepOrder) {
   // The executor runs such steps on the caller (RunCallerDrivenStep).
   GRAPHI_DCHECK(!args.run_all_kernels_inline || caller_queue != nullptr);
-  const bool record = executor->profile().TakeRecordRequest();
+  GraphProfile& profile = executor->profile();
+  const bool record = profile.recorder().TakeRequest(profile.steps_run());
   // Kernel timing is sampled (step_timing_sampler.h); a recorded step is timed
   // anyway, so it feeds the cost model too.
-  if (executor->profiling() && (record || executor->profile().TakeTimingTurn())) {
+  if (executor->profiling() && (record || profile.TakeTimingTurn())) {
     observers_.push_back(&executor->profile().costs());
   }
   if (record) {
@@ -1117,7 +1118,7 @@ void GraphiStep<P>::Finish() {
   const absl::Status status = FinalStatus();
   GraphProfile& profile = executor_->profile();
   profile.StepFinished();
-  if (timeline_ != nullptr) profile.SetLastTimeline(timeline_->Take());
+  if (timeline_ != nullptr) profile.recorder().Keep(timeline_->Take(), profile.steps_run());
   executor_->EndStep(step_clock_, status.ok());
   tensorflow::Executor::DoneCallback done = std::move(done_);
   CallerQueue* caller_queue = placement_.caller_queue();

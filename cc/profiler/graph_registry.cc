@@ -1,96 +1,7 @@
 #include "cc/profiler/graph_registry.h"
 
-#include "cc/util/clock.h"
 
 namespace graphi {
-
-GraphProfile::GraphProfile(std::string signature, std::vector<std::string> node_names,
-                           std::vector<std::vector<int>> successors,
-                           std::vector<std::string> node_types)
-    : signature_(std::move(signature)),
-      node_names_(std::move(node_names)),
-      node_types_(std::move(node_types)),
-      costs_(std::move(successors)) {}
-
-bool GraphProfile::TakeTimingTurn() {
-  int64_t step = 0;
-  const bool turn = timing_sampler_.TakeTurn(&step);
-  if (step == timing_sampler_.timed_warmup_steps()) {
-    timing_sampler_.set_stride(StrideForOpCost(costs_.MeanEstimate(), ClockReadCostNs()));
-  }
-  return turn;
-}
-
-void GraphProfile::StepFinished() {
-  const int64_t n = steps_run_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const bool power_of_two = (n & (n - 1)) == 0;
-  if ((power_of_two && n <= 1024) || n % 256 == 0) costs_.RefreshRanks();
-}
-
-bool GraphProfile::ApplyAdoption(const Adoption& adoption) {
-  bool applied_costs = false;
-  if (adoption.node_names == node_names_ && costs_.SetEstimates(adoption.node_costs_ns)) {
-    costs_.RefreshRanks();
-    applied_costs = true;
-  }
-  MutexLock l(&mu_);
-  adoptions_.Set(adoption);
-  return applied_costs;
-}
-
-bool GraphProfile::BeginTopLevelStep(uint64_t* epoch, int* in_flight) {
-  const int before = top_level_in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  *in_flight = before + 1;
-  const bool overlapping = before > 0;
-  if (overlapping) overlap_epoch_.fetch_add(1, std::memory_order_acq_rel);
-  *epoch = overlap_epoch_.load(std::memory_order_acquire);
-  return overlapping;
-}
-
-bool GraphProfile::EndTopLevelStep(uint64_t epoch) {
-  top_level_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-  return overlap_epoch_.load(std::memory_order_acquire) != epoch;
-}
-
-TopLevelStepEnd GraphProfile::NoteTopLevelStepEnd(bool overlapped) {
-  MutexLock l(&mu_);
-  TopLevelStepEnd out;
-  out.load_class_changed = load_.Note(overlapped);
-  out.load_class = load_.current();
-  for (int c = 0; c < kLoadClassCount; ++c) {
-    out.adopted[c] = adoptions_.For(static_cast<LoadClass>(c)) != nullptr;
-  }
-  return out;
-}
-
-LoadClass GraphProfile::load_class() const {
-  MutexLock l(&mu_);
-  return load_.current();
-}
-
-void GraphProfile::ClearAdoption() {
-  MutexLock l(&mu_);
-  adoptions_ = AdoptionSlots();
-}
-
-bool GraphProfile::adoption(Adoption* out) const {
-  MutexLock l(&mu_);
-  const Adoption* in_force = adoptions_.InForce(load_.current());
-  if (in_force == nullptr) return false;
-  *out = *in_force;
-  return true;
-}
-
-void GraphProfile::SetLastTimeline(StepTimeline timeline) {
-  timeline.step = steps_run();
-  MutexLock l(&mu_);
-  last_timeline_ = std::move(timeline);
-}
-
-StepTimeline GraphProfile::LastStep() const {
-  MutexLock l(&mu_);
-  return last_timeline_;
-}
 
 GraphRegistry& GraphRegistry::Get() {
   static GraphRegistry* registry = new GraphRegistry();
@@ -119,7 +30,7 @@ std::shared_ptr<GraphProfile> GraphRegistry::Register(const std::string& signatu
     if (it != profiles_.end() && it->second->node_names() == node_names) return it->second;
     profile = std::make_shared<GraphProfile>(signature, std::move(node_names),
                                              std::move(successors), std::move(node_types));
-    profile->RecordStepsThrough(record_through_step_);
+    profile->recorder().RecordThrough(record_through_step_);
     profiles_[signature] = profile;
     auto a = adoptions_.find(signature);
     if (a != adoptions_.end()) slots = a->second;
@@ -149,7 +60,7 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
     applied = profile->ApplyAdoption(adoption);
     // Another class's adoption stays in force while the graph is in it.
     Adoption in_force;
-    if (profile->adoption(&in_force) && in_force.load_class == adoption.load_class) {
+    if (profile->load().InForce(&in_force) && in_force.load_class == adoption.load_class) {
       Forward(*profile, adoption, /*newly_adopted=*/true);
     }
   } else {
@@ -161,7 +72,7 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
 
 void GraphRegistry::LoadClassChanged(const GraphProfile& profile) {
   Adoption in_force;
-  if (profile.adoption(&in_force)) Forward(profile, in_force, /*newly_adopted=*/false);
+  if (profile.load().InForce(&in_force)) Forward(profile, in_force, /*newly_adopted=*/false);
 }
 
 void GraphRegistry::ClearAdoptions() {
@@ -171,7 +82,7 @@ void GraphRegistry::ClearAdoptions() {
     adoptions_.clear();
     for (const auto& kv : profiles_) profiles.push_back(kv.second);
   }
-  for (const auto& p : profiles) p->ClearAdoption();
+  for (const auto& p : profiles) p->load().ClearAdoptions();
   AdoptionListener* listener = listener_.load(std::memory_order_acquire);
   if (listener != nullptr) listener->OnAdoptionsCleared();
 }
@@ -179,7 +90,7 @@ void GraphRegistry::ClearAdoptions() {
 void GraphRegistry::RecordStepsThrough(int64_t step) {
   MutexLock l(&mu_);
   record_through_step_ = step;
-  for (const auto& kv : profiles_) kv.second->RecordStepsThrough(step);
+  for (const auto& kv : profiles_) kv.second->recorder().RecordThrough(step);
 }
 
 std::vector<std::shared_ptr<GraphProfile>> GraphRegistry::List() const {

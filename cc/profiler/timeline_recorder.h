@@ -1,6 +1,6 @@
 // Records every node execution of one step: which node, on which team, when.
 //
-// Armed per graph (GraphProfile::RecordNextStep, or every step up to a step
+// Armed per graph (StepRecorder::RecordNext, or every step up to a step
 // number with GraphProfile::RecordStepsThrough); the step that picks the
 // request up owns the recorder and hands the finished timeline back to the
 // profile. Used to check the executed order in tests and for step timelines

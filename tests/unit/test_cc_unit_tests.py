@@ -23,7 +23,7 @@ LIBRARY_SOURCES = [
                  "teams/team_layout.cc", "teams/ready_queue.cc", "teams/step_order.cc", "teams/scheduler.cc",
                  "teams/steal_list.cc", "tuning/autotuner.cc", "tuning/adoption.cc", "tuning/load_class.cc",
                  "tuning/tuning_decision.cc", "profiler/cost_model.cc", "teams/setting.cc",
-                 "executor/setting_resolver.cc")
+                 "executor/setting_resolver.cc", "tuning/graph_load.cc")
 ]
 TEST_SOURCES = sorted(p for p in CC_TEST_DIR.glob("*_test.cc") if p.name != "executor_conformance_test.cc")
 
