@@ -1,12 +1,13 @@
 #include "cc/executor/graphi_executor.h"
 
-#include "cc/platform/env_settings.h"
-#include "cc/executor/graphi_step.h"
 #include "cc/executor/process_autotuner.h"
 #include "cc/executor/runtime.h"
-#include "cc/teams/step_order.h"
+#include "cc/executor/step_plan.h"
+#include "cc/platform/env_settings.h"
 #include "cc/platform/thread_affinity.h"
+#include "cc/profiler/graph_registry.h"
 #include "cc/profiler/graph_signature.h"
+#include "cc/teams/step_order.h"
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
 #include "absl/container/flat_hash_map.h"
@@ -71,11 +72,14 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
     names[node->id()] = node->name();
     types[node->id()] = node->type_string();
   }
-  always_cheap_.assign(num_nodes, 0);
+  // Read for every ready node, so a dense array (as the stock executor's
+  // KernelStats keeps): a byte in one cache line instead of a load through
+  // the NodeItem to the kernel and its vtable.
+  std::vector<uint8_t> always_cheap(num_nodes, 0);
   for (int id = 0; id < num_nodes; ++id) {
     const tensorflow::NodeItem* item = view.node(id);
     if (item == nullptr) continue;
-    always_cheap_[id] = item->const_tensor != nullptr || item->is_noop ||
+    always_cheap[id] = item->const_tensor != nullptr || item->is_noop ||
                         item->kernel == nullptr || !item->kernel->IsExpensive();
     if (item->is_next_iteration) continue;
     for (const tensorflow::EdgeInfo& e : item->output_edges()) successors[id].push_back(e.dst_id);
@@ -86,6 +90,9 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   TF_RETURN_IF_ERROR(BuildStockExecutor(graph));
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
                                            std::move(successors), std::move(types));
+  StepHooks* hooks = this;  // a private base: converted here, where it is accessible
+  plan_ = std::make_unique<const StepPlan>(&immutable_state_, profile_, settings_,
+                                           std::move(always_cheap), hooks);
   // Likewise when the team setting in the environment is invalid.
   absl::Status status;
   CurrentTeamDevices(&status);
@@ -183,30 +190,9 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   ProcessAutotuner().OnStep(sample);
 }
 
-const std::string* GraphiExecutor::ExecutorTypeForKernels() {
+const std::string* ExecutorTypeForKernels() {
   static const std::string* const type = new std::string(kExecutorTypeName);
   return type;
-}
-
-bool GraphiExecutor::IsCheap(const tensorflow::NodeItem& item) const {
-  // Constants (variable handles among them) and NoOps run no kernel, so no
-  // cost is ever measured for them; without this, kernels that do not call
-  // themselves cheap would count as expensive forever and be handed out one
-  // by one. A step's roots are mostly such nodes: handed to every team, they
-  // kept the second team busy while the first expensive op (a CNN's stem
-  // convolution) could have used it.
-  GRAPHI_DCHECK(item.node_id >= 0 && static_cast<size_t>(item.node_id) < always_cheap_.size());
-  if (always_cheap_[item.node_id]) return true;
-  const int64_t estimate = profile_->costs().Estimate(item.node_id);
-  return estimate >= 0 && estimate < settings_.inline_threshold_ns;
-}
-
-bool GraphiExecutor::WorthSharing(const tensorflow::NodeItem& item, bool idle_team) const {
-  if (settings_.steal_threshold_ns < 0) return false;
-  const int64_t estimate = profile_->costs().Estimate(item.node_id);
-  if (estimate < 0) return false;
-  if (idle_team) return estimate >= settings_.steal_threshold_ns;
-  return settings_.share_always_ns >= 0 && estimate >= settings_.share_always_ns;
 }
 
 std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Status* status) {
@@ -249,7 +235,7 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     }
     // The "stock" setting with a timeline to record: GRAPHI's step on
     // TensorFlow's pools (null devices).
-    StartDispatchedStep(args, this, nullptr, std::move(done));
+    StartDispatchedStep(args, plan_.get(), nullptr, std::move(done));
     return;
   }
   absl::Status status;
@@ -258,7 +244,7 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     done(status);
     return;
   }
-  StartDispatchedStep(args, this, std::move(devices), std::move(done));
+  StartDispatchedStep(args, plan_.get(), std::move(devices), std::move(done));
 }
 
 absl::Status GraphiExecutor::RunOnCaller(const Args& args) {
@@ -269,7 +255,7 @@ absl::Status GraphiExecutor::RunOnCaller(const Args& args) {
     absl::Status status;
     devices = CurrentTeamDevices(&status);
   }
-  return RunCallerDrivenStep(args, this, std::move(devices));
+  return RunCallerDrivenStep(args, plan_.get(), std::move(devices));
 }
 
 absl::Status GraphiExecutor::Run(const Args& args) {

@@ -1,5 +1,5 @@
-// GraphiStep: the state of one run of a GraphiExecutor (see graphi_step.h
-// for the contract it keeps).
+// GraphiStep: the state of one run of a StepPlan (see step_plan.h for the
+// contract it keeps).
 //
 // Layout of this file, as TensorFlow's executor.cc: the step's arguments
 // (StepArgs), where its ops run (StepPlacement), input preparation and output
@@ -10,7 +10,7 @@
 // Thread-safety: any number of threads may Process() nodes of one step
 // concurrently; shared fields are atomics or guarded by `mu_` /
 // `deferred_mu_`. The step deletes itself before reporting its outcome.
-#include "cc/executor/graphi_step.h"
+#include "cc/executor/step_plan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -425,7 +425,7 @@ class GraphiStep {
     // The next node to run here. Sets *hand_out to the deferred node when
     // the work run since it was deferred reached `threshold_ns` (the caller
     // hands it to another thread).
-    TaggedNode Pop(const GraphiExecutor& executor, int64_t threshold_ns,
+    TaggedNode Pop(const StepPlan& plan, int64_t threshold_ns,
                    std::optional<TaggedNode>* hand_out) {
       if (queue_.empty()) {
         const TaggedNode tagged = *deferred_;
@@ -435,7 +435,7 @@ class GraphiStep {
       const TaggedNode tagged = queue_.front();
       queue_.pop_front();
       if (deferred_.has_value()) {
-        waited_ns_ += executor.InlineCost(tagged.get_node_item(), threshold_ns);
+        waited_ns_ += plan.InlineCost(tagged.get_node_item(), threshold_ns);
         if (waited_ns_ >= threshold_ns) {
           *hand_out = *deferred_;
           deferred_.reset();
@@ -453,7 +453,7 @@ class GraphiStep {
   // A caller-driven step has a `caller_queue`, and null `devices` when it
   // runs off GRAPHI's threads; a dispatched step has no queue, and `devices`
   // unless it runs on TensorFlow's pools.
-  GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
+  GraphiStep(const tensorflow::Executor::Args& args, const StepPlan* executor,
              std::shared_ptr<const TeamDevices> devices, CallerQueue* caller_queue);
   ~GraphiStep();
 
@@ -522,7 +522,7 @@ class GraphiStep {
   // An async kernel finished (on any thread): completes its node.
   void AsyncDone(AsyncState* state, int64_t start_ns, int team);
   // Work conservation: whether the op runs on its team's work-conserving
-  // pool (see StepPlacement::SharingDevice, GraphiExecutor::WorthSharing).
+  // pool (see StepPlacement::SharingDevice, StepPlan::WorthSharing).
   Device* RunDevice(const NodeItem& item, Device* device, int team);
   // The node's stats object when the step collects stats, else null.
   NodeExecStatsInterface* StartStats(const TaggedNode& tagged, OpKernelContext::Params* params);
@@ -556,7 +556,7 @@ class GraphiStep {
   // Reports the outcome and deletes the step.
   void Finish();
 
-  GraphiExecutor* const executor_;
+  const StepPlan* const executor_;
   const tensorflow::ImmutableExecutorState& immutable_;
   PropagatorStateType propagator_;
   StepArgs args_;  // non-const only for kernels' params->runner
@@ -623,7 +623,7 @@ struct GraphiStep<P>::AsyncState {
 };
 
 template <class P>
-GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
+GraphiStep<P>::GraphiStep(const tensorflow::Executor::Args& args, const StepPlan* executor,
                           std::shared_ptr<const TeamDevices> devices, CallerQueue* caller_queue)
     : executor_(executor),
       immutable_(executor->immutable_state()),
@@ -1003,7 +1003,7 @@ void GraphiStep<P>::FillStepParams(OpKernelContext::Params* params) {
   params->run_all_kernels_inline = args_.run_all_kernels_inline;
   params->stats_collector = args_.stats_collector;
   params->log_memory = args_.log_memory;
-  params->executor_type = GraphiExecutor::ExecutorTypeForKernels();
+  params->executor_type = ExecutorTypeForKernels();
   params->op_device_context = device_context_;
   params->inc_num_deferred_ops_function = [this]() { IncDeferredOps(); };
   params->dec_num_deferred_ops_function = [this]() { DecDeferredOps(); };
@@ -1153,7 +1153,7 @@ struct PropagatorTag {
 // order the propagator found them. Ops handed to other threads are not
 // ordered, in the stock executor neither.
 template <class F>
-void WithPropagator(const GraphiExecutor& executor, F&& f) {
+void WithPropagator(const StepPlan& executor, F&& f) {
   if (tensorflow::OpOrderDeterminismRequired()) {
     f(PropagatorTag<tensorflow::OrderedPropagatorState>{});
   } else if (executor.immutable_state().requires_control_flow_support()) {
@@ -1165,7 +1165,7 @@ void WithPropagator(const GraphiExecutor& executor, F&& f) {
 
 }  // namespace
 
-void StartDispatchedStep(const tensorflow::Executor::Args& args, GraphiExecutor* executor,
+void StartDispatchedStep(const tensorflow::Executor::Args& args, const StepPlan* executor,
                          std::shared_ptr<const TeamDevices> devices,
                          tensorflow::Executor::DoneCallback done) {
   WithPropagator(*executor, [&](auto tag) {
@@ -1175,7 +1175,7 @@ void StartDispatchedStep(const tensorflow::Executor::Args& args, GraphiExecutor*
 }
 
 absl::Status RunCallerDrivenStep(const tensorflow::Executor::Args& args,
-                                 GraphiExecutor* executor,
+                                 const StepPlan* executor,
                                  std::shared_ptr<const TeamDevices> devices) {
   CallerQueue queue;
   WithPropagator(*executor, [&](auto tag) {

@@ -38,3 +38,11 @@ def test_tensorflow_free_layers_include_no_tensorflow_header(layer):
     wrong = [(source, included) for source, included in _includes(layer)
              if included.startswith(("tensorflow/", "unsupported/Eigen", "absl/"))]
     assert wrong == []
+
+
+def test_the_executor_and_its_steps_meet_only_in_the_step_plan():
+    executor = {included for source, included in _includes("executor") if "/graphi_executor." in source}
+    step = {included for source, included in _includes("executor") if "/graphi_step." in source}
+    assert "cc/executor/step_plan.h" in executor and "cc/executor/step_plan.h" in step
+    assert not any("graphi_step" in included for included in executor)
+    assert "cc/executor/graphi_executor.h" not in step
