@@ -396,6 +396,8 @@ class GraphCase:
         with tf.compat.v1.Session(graph=self.graph, config=self.config(executor_type)) as sess:
             sess.run(self.init)
             steps = [_capture(lambda s=s: self._step(sess, s)) for s in range(len(spec["plans"]))]
+            for plan, step in zip(spec["plans"], steps):
+                step["partial"] = bool(plan.get("partial"))
             threads = _threaded(spec["threads"], lambda: [
                 _capture(lambda s=s: self._step(sess, s, allow_partial=False))
                 for s in range(len(spec["plans"]))])
@@ -549,12 +551,35 @@ def _describe(step: dict) -> str:
     return f"error {step['error']} ({step.get('message', '')})" if "error" in step else "ok"
 
 
+def _failed_partial(step: dict) -> bool:
+    return bool(step.get("partial")) and "error" in step
+
+
+def _cancelled(step: dict) -> bool:
+    return step.get("error") == "CancelledError"
+
+
 def compare_runs(want: dict, got: dict, label: str) -> List[str]:
+    """Differences between two runs of a spec, step by step.
+
+    After a partial run that failed, either executor's later steps in that session may fail
+    with CancelledError: DirectSession hands a partial run's executors the session's own
+    cancellation manager (PRunSetup), and when the failed partial run's state goes while its
+    executor still runs, the rendezvous abort fails an op and the executor cancels the whole
+    session ("Run call was cancelled"). Whether the executor finished first is timing: stock
+    TensorFlow does it too (seed 1049 under a CPU hog: DEFAULT 1 run in 30). So from then on
+    a CancelledError on either side is not a difference.
+    """
     diffs = []
+    session_may_be_cancelled = False
     for s, (a, b) in enumerate(zip(want["steps"], got["steps"])):
-        diffs += compare_steps(a, b, f"{label} step {s}")
+        if not (session_may_be_cancelled and (_cancelled(a) or _cancelled(b))):
+            diffs += compare_steps(a, b, f"{label} step {s}")
+        session_may_be_cancelled |= _failed_partial(a) or _failed_partial(b)
     for t, thread_steps in enumerate(got["threads"]):
         for s, (a, b) in enumerate(zip(want["steps"], thread_steps)):
+            if session_may_be_cancelled and (_cancelled(a) or _cancelled(b)):
+                continue
             diffs += compare_steps(a, b, f"{label} thread {t} step {s}")
     return diffs
 

@@ -93,6 +93,28 @@ def test_comparison_uses_the_conformance_suites_tolerance():
     assert fuzz.compare_steps({"error": "InvalidArgumentError"}, base, "s")
 
 
+def _run(*steps):
+    return {"steps": list(steps), "threads": []}
+
+
+INVALID = {"error": "InvalidArgumentError", "message": "Graph execution error:"}
+CANCELLED = {"error": "CancelledError", "message": "Graph execution error:"}
+
+
+def test_a_cancelled_step_after_a_failed_partial_run_is_not_a_difference():
+    failed_partial = dict(INVALID, partial=True)
+    assert fuzz.compare_runs(_run(failed_partial, INVALID), _run(failed_partial, CANCELLED), "x") == []
+    assert fuzz.compare_runs(_run(failed_partial, CANCELLED), _run(failed_partial, INVALID), "x") == []
+
+
+def test_a_cancelled_step_without_a_failed_partial_run_before_it_is_a_difference():
+    assert fuzz.compare_runs(_run(INVALID, INVALID), _run(INVALID, CANCELLED), "x") != []
+    ok_partial = {"ok": {}, "partial": True}
+    assert fuzz.compare_runs(_run(ok_partial, INVALID), _run(ok_partial, CANCELLED), "x") != []
+    failed_plain = dict(INVALID, partial=False)
+    assert fuzz.compare_runs(_run(failed_plain, INVALID), _run(failed_plain, CANCELLED), "x") != []
+
+
 def test_removing_a_node_points_its_consumers_at_its_first_input():
     spec = fuzz.generate(0, "graph")
     spec["inputs"] = 1
