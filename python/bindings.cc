@@ -306,10 +306,10 @@ bool AdoptSetting(const std::string& signature, int executors, int threads_per_e
                   const std::vector<int64_t>& node_costs_ns,
                   const std::vector<std::string>& node_names, const std::string& load_class) {
   graphi::Adoption adoption;
-  if (source == "cache" || source == "tuned") {
-    std::string unused;
-    graphi::ParseAdoptedSource(source, &adoption.source, &unused);
-  } else {
+  std::string unused;
+  // From Python only the cache and tune() adopt; "autotuned" is the autotuner's own.
+  if (!graphi::ParseAdoptedSource(source, &adoption.source, &unused) ||
+      adoption.source == graphi::SettingSource::kAutotuned) {
     throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
   }
   if (!graphi::ParseLoadClass(load_class, &adoption.load_class)) {

@@ -91,7 +91,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
                                            std::move(successors), std::move(types));
   StepHooks* hooks = this;  // a private base: converted here, where it is accessible
-  plan_ = std::make_unique<const StepPlan>(&immutable_state_, profile_, settings_,
+  plan_ = std::make_unique<const StepPlan>(&immutable_state_, profile_.get(), settings_,
                                            std::move(always_cheap), hooks);
   // Likewise when the team setting in the environment is invalid.
   absl::Status status;

@@ -84,6 +84,10 @@ void Runtime::ApplyChangeLocked() {
     stock_pools_.store(false, std::memory_order_release);
     return;
   }
+  ApplyResolvedLocked(resolved, layout);
+}
+
+void Runtime::ApplyResolvedLocked(const ResolvedSetting& resolved, const TeamLayout& layout) {
   stock_pools_.store(resolved.setting.stock, std::memory_order_release);
   DropTeamsIfChangedLocked(layout, *resolved.teams.policy);
 }
@@ -139,7 +143,7 @@ bool Runtime::Configure(const Setting& setting, std::string* error) {
     environment_ = previous_environment;
     return false;
   }
-  ApplyChangeLocked();
+  ApplyResolvedLocked(resolved, layout);
   return true;
 }
 
@@ -165,7 +169,7 @@ bool Runtime::AdoptSetting(const Setting& setting, SettingSource source, int nod
     ApplyChangeLocked();  // adopted_ stays: it applies once the environment is fixed
     return false;
   }
-  ApplyChangeLocked();
+  ApplyResolvedLocked(resolved, layout);
   return resolved.source == source;
 }
 

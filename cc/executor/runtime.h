@@ -123,6 +123,9 @@ class Runtime {
   // teams if the layout or policy moved (a setting that fails to resolve
   // leaves the teams as they are, and steps report its error).
   void ApplyChangeLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a setting just resolved (no second resolution).
+  void ApplyResolvedLocked(const ResolvedSetting& resolved, const TeamLayout& layout)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ExploringLocked() const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return exploring_.names_layout();
   }

@@ -82,12 +82,13 @@ class StepHooks {
 
 class StepPlan {
  public:
-  // `state` and `hooks` must outlive the plan. always_cheap[n]: node n is a
-  // constant, a NoOp, or a kernel that calls itself inexpensive.
-  StepPlan(const tensorflow::ImmutableExecutorState* state, std::shared_ptr<GraphProfile> profile,
+  // `state`, `profile` and `hooks` (the executor's) must outlive the plan.
+  // always_cheap[n]: node n is a constant, a NoOp, or a kernel that calls
+  // itself inexpensive.
+  StepPlan(const tensorflow::ImmutableExecutorState* state, GraphProfile* profile,
            ExecutorSettings settings, std::vector<uint8_t> always_cheap, StepHooks* hooks)
       : state_(state),
-        profile_(std::move(profile)),
+        profile_(profile),
         settings_(settings),
         always_cheap_(std::move(always_cheap)),
         hooks_(hooks) {}
@@ -144,7 +145,7 @@ class StepPlan {
 
  private:
   const tensorflow::ImmutableExecutorState* const state_;
-  const std::shared_ptr<GraphProfile> profile_;
+  GraphProfile* const profile_;
   const ExecutorSettings settings_;
   const std::vector<uint8_t> always_cheap_;
   StepHooks* const hooks_;
