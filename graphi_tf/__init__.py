@@ -35,10 +35,10 @@ from graphi_tf import cache as _cache  # noqa: E402
 _cache.apply_cached_entries()
 
 # Zero-config autotuning runs in the executor; its decisions are cached as they are made
-# (graphi_tf.autotune), so the next process starts tuned.
-from graphi_tf import autotune as _autotune  # noqa: E402
+# (graphi_tf.autotune_persister), so the next process starts tuned.
+from graphi_tf import autotune_persister as _autotune_persister  # noqa: E402
 
-_autotune.start_persister()
+_autotune_persister.start_persister()
 
 # GRAPHI_TRACE=path.json: record a step of every GRAPHI graph and write a Chrome
 # trace at exit (docs/tracing.md).

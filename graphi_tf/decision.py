@@ -1,27 +1,25 @@
-"""The tuning decision rule: adopt a team layout only if it beats the default by more than
-its own noise.
+"""Tuning decisions as records: what the native rule decided, with its evidence, in a form
+the cache stores and users read.
 
-``graphi_tf.tune`` times every setting (E executor teams x T threads) in several
-interleaved rounds and hands the per-round median step times to ``decide``. The same rule
-is implemented by the native online autotuner, so this module is its specification; it
-is pure Python (no TensorFlow, no native library) and has no state.
+The rule itself lives once, in the native library (``cc/tuning/tuning_decision.h``): the
+online autotuner and ``graphi_tf.tune`` both decide there, and this module never decides
+again. It checks the inputs, hands them to the native rule (``decide``, given the native
+module), and keeps what came back (``from_native``). It is pure Python: it imports neither
+TensorFlow nor the native library (callers pass the native module in).
 
 The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
 
 1. For each setting s: ``ratios = [m[r][s] / m[r][d] for every round r where both were
    timed]`` (s's step time as a fraction of the default's in the same round, so noise
-   that slows the whole machine for a round cancels out);
-   ``ratio_median = statistics.median(ratios)``;
-   ``ratio_spread = (max(ratios) - min(ratios)) / 2`` (half the range, as ``graphi-tf ab``
-   reports speedups). Both are None for a setting with no ratio.
-2. s != d *qualifies* iff ``len(ratios) >= MIN_ROUNDS_TO_ADOPT`` and
-   ``ratio_median + ratio_spread < 1.0``: it beat the default by more than its spread.
-3. ``chosen`` is the qualifying setting with the lowest ``ratio_median`` (ties: the
-   earlier in ``order``); if none qualifies, ``chosen = d`` (the default is kept).
+   that slows the whole machine for a round cancels out); the ratio median, and the
+   spread = half the range of the ratios (as ``graphi-tf ab`` reports speedups).
+2. s != d *qualifies* iff it has at least ``MIN_ROUNDS_TO_ADOPT`` ratios and
+   median + spread < 1: it beat the default by more than its spread.
+3. ``chosen`` is the qualifying setting with the lowest median (ties: the earlier in
+   ``order``); if none qualifies, the default is kept.
 4. Elimination (while timing): after each round, a setting whose ratios so far satisfy
-   ``should_eliminate`` (>= 2 ratios, every one > ``ELIMINATE_RATIO``) is no longer timed:
-   it is over 20% slower than the default in every round and cannot win. ``decide``
-   replays this to report ``eliminated_after_round``.
+   the native ``should_eliminate`` (>= 2 ratios, every one > ``ELIMINATE_RATIO``) is no
+   longer timed: it cannot win.
 
 Round indices are 0-based positions in ``round_medians`` everywhere in this module.
 """
@@ -30,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 Setting = Tuple[int, int]
 """(executors, threads_per_executor)."""
@@ -41,8 +39,6 @@ MIN_ROUNDS_TO_ADOPT = 2
 ELIMINATE_RATIO = 1.2
 """A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
 
-ELIMINATE_MIN_ROUNDS = 2
-"""should_eliminate needs at least this many ratios."""
 
 STOCK: Setting = (0, 0)
 """The setting "stock": no teams; steps run on TensorFlow's own inter-op and intra-op pools,
@@ -84,15 +80,6 @@ def round_ratios(
     )
 
 
-def should_eliminate(ratios_so_far: Sequence[float]) -> bool:
-    """True iff there are >= 2 ratios and every one is > ``ELIMINATE_RATIO``.
-
-    Such a setting was over 20% slower than the default in every round it was timed, so
-    it cannot qualify (its ratio median is > 1.2); tuning stops timing it.
-    """
-    return len(ratios_so_far) >= ELIMINATE_MIN_ROUNDS and min(ratios_so_far) > ELIMINATE_RATIO
-
-
 @dataclasses.dataclass(frozen=True)
 class SettingEvidence:
     """What the rule saw for one setting.
@@ -122,16 +109,6 @@ class SettingEvidence:
     def rounds(self) -> int:
         """How many rounds compared it with the default (``len(ratios)``)."""
         return len(self.ratios)
-
-    def qualifies_against(self, default: Setting) -> bool:
-        """Rule step 2: not the default, >= MIN_ROUNDS_TO_ADOPT ratios, median + spread < 1."""
-        return (
-            self.setting != default
-            and len(self.ratios) >= MIN_ROUNDS_TO_ADOPT
-            and self.ratio_median is not None
-            and self.ratio_spread is not None
-            and self.ratio_median + self.ratio_spread < 1.0
-        )
 
     def to_dict(self) -> dict:
         return {
@@ -280,69 +257,35 @@ def _check_inputs(
     return settings  # type: ignore[return-value]
 
 
-def _evidence(
-    round_medians: Sequence[Mapping[Setting, float]], setting: Setting, default: Setting
-) -> SettingEvidence:
-    ratios: List[float] = []
-    eliminated: Optional[int] = None
-    for r, m in enumerate(round_medians):
-        if setting in m and default in m:
-            ratios.append(m[setting] / m[default])
-            if eliminated is None and should_eliminate(ratios):
-                eliminated = r
-    return SettingEvidence(
-        setting=setting,
-        round_medians_ms=tuple(m.get(setting) for m in round_medians),
-        ratios=tuple(ratios),
-        ratio_median=statistics.median(ratios) if ratios else None,
-        ratio_spread=(max(ratios) - min(ratios)) / 2.0 if ratios else None,
-        eliminated_after_round=eliminated,
-    )
+def eliminated_after_rounds(native: Any, round_medians: Sequence[Mapping[Setting, float]],
+                            default: Setting, order: Sequence[Setting]) -> Dict[Setting, int]:
+    """For each setting of ``order`` that the native ``should_eliminate`` condemned, the
+    0-based round after which it was no longer timed (replayed round by round)."""
+    out: Dict[Setting, int] = {}
+    for setting in (tuple(s) for s in order):
+        ratios: List[float] = []
+        for r, m in enumerate(round_medians):
+            if setting in m and default in m:
+                ratios.append(m[setting] / m[default])
+                if setting != tuple(default) and native.should_eliminate(ratios):
+                    out[setting] = r  # type: ignore[index]
+                    break
+    return out
 
 
-def _rounds_text(n: int) -> str:
-    return f"{n} round{'s' if n != 1 else ''}"
-
-
-def _reason(default: Setting, chosen: Setting, evidence: Sequence[SettingEvidence]) -> str:
-    d = "stock (TensorFlow's own pools)" if default == STOCK else setting_label(default)
-    if chosen != default:
-        ev = next(e for e in evidence if e.setting == chosen)
-        return (
-            f"{ev.label} adopted: {ev.ratio_median:.2f} ± {ev.ratio_spread:.2f} of the default {d} "
-            f"over {_rounds_text(ev.rounds)}"
-        )
-    others = [e for e in evidence if e.setting != default and e.ratios]
-    if not others:
-        return f"kept the default {d}: no other setting was compared with it"
-    closest = min(others, key=lambda e: e.ratio_median)  # ties: the earlier in order
-    if closest.rounds < MIN_ROUNDS_TO_ADOPT:
-        detail = (
-            f"closest: {closest.label} at {closest.ratio_median:.2f} in only "
-            f"{_rounds_text(closest.rounds)}, {MIN_ROUNDS_TO_ADOPT} needed"
-        )
-    else:
-        detail = (
-            f"closest: {closest.label} at {closest.ratio_median:.2f} ± {closest.ratio_spread:.2f} "
-            f"over {_rounds_text(closest.rounds)}"
-        )
-    return f"kept the default {d}: no setting beat it by more than its spread ({detail})"
-
-
-def decide(
-    round_medians: Sequence[Mapping[Setting, float]], default: Setting, order: Sequence[Setting]
-) -> Decision:
-    """Applies the rule (see the module docstring) to per-round median step times.
+def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], default: Setting,
+           order: Sequence[Setting]) -> Decision:
+    """The native rule's decision (``native.decide_setting``) on per-round median step
+    times, as a ``Decision`` (see ``from_native``).
 
     Args:
+      native: the native module (``graphi_tf``'s loader gives it), or a stand-in with
+        ``decide_setting`` and ``should_eliminate``.
       round_medians: ``round_medians[r][s]`` = median step time (ms) of setting s in round
         r; a setting not timed in a round (e.g. eliminated) is absent from it.
-      default: the setting GRAPHI uses when nothing is set; the baseline of every ratio.
+      default: the baseline of every ratio.
       order: every setting, default included, in sweep order (breaks ties; orders the
         evidence). Settings of ``order`` that no round timed get empty evidence.
-
-    Returns:
-      The ``Decision``.
 
     Raises:
       ValueError: ``default`` is not in ``order``, ``order`` repeats a setting, a round
@@ -351,19 +294,8 @@ def decide(
     default = tuple(default)  # type: ignore[assignment]
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
-    evidence = tuple(_evidence(rounds, s, default) for s in settings)
-    chosen = default
-    best: Optional[float] = None
-    for ev in evidence:  # in order, so a tie keeps the earlier setting
-        if ev.qualifies_against(default) and (best is None or ev.ratio_median < best):
-            chosen, best = ev.setting, ev.ratio_median
-    return Decision(
-        default=default,
-        chosen=chosen,
-        adopted=chosen != default,
-        reason=_reason(default, chosen, evidence),
-        evidence=evidence,
-    )
+    made = native.decide_setting([{s: v for s, v in m.items()} for m in rounds], default, settings)
+    return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
 
 def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setting, float]],
@@ -396,6 +328,10 @@ def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setti
         raise ValueError(f"the native decision chose {setting_label(chosen)}, which is not in order")
     return Decision(default=default, chosen=chosen, adopted=chosen != default,  # type: ignore[arg-type]
                     reason=str(native["reason"]), evidence=tuple(evidence))
+
+
+def _rounds_text(n: int) -> str:
+    return f"{n} round{'s' if n != 1 else ''}"
 
 
 def format_evidence(decision: Decision) -> List[str]:

@@ -12,8 +12,8 @@ costs to the executor (``adopt_setting``) and stored with its evidence in the ca
 (``graphi_tf.cache``), so later processes that run the same graph start tuned.
 
 The stages, each a function here: validate the arguments (``_plan``), time the settings
-(``_sweep``), decide (``graphi_tf.decision.decide``), apply the decision (``_apply``), and
-write the cache (``_write_cache``).
+(``_sweep``), decide (``graphi_tf.decision.decide``: the native rule, the one the online
+autotuner uses), apply the decision (``_apply``), and write the cache (``_write_cache``).
 """
 from __future__ import annotations
 
@@ -384,7 +384,7 @@ def _sweep(
     Round r visits the live settings (sweep order, eliminated ones left out) rotated left
     by r. A setting's first visit starts with ``warmup`` untimed steps; every visit then
     discards ``DISCARD_STEPS_PER_VISIT`` and times ``steps``. After each round a setting
-    that ``decision.should_eliminate`` condemns is no longer visited.
+    that the native ``should_eliminate`` condemns is no longer visited.
     """
     before = stepstats.steps_run(native.graphs())
     live = list(plan.sweep)
@@ -412,7 +412,7 @@ def _sweep(
         timings.round_medians.append(medians)
         for setting in list(live):
             ratios = _decision.round_ratios(timings.round_medians, setting, plan.default)
-            if setting != plan.default and _decision.should_eliminate(ratios):
+            if setting != plan.default and native.should_eliminate(list(ratios)):
                 live.remove(setting)
                 bar.skip((rounds - r - 1) * (DISCARD_STEPS_PER_VISIT + steps))
     timings.ran = stepstats.ran_since(before, native.graphs())
@@ -555,7 +555,8 @@ def tune(
        and times ``steps`` steps with ``clock``; their median is that round's median. After
        each round, a setting over ``decision.ELIMINATE_RATIO`` x the default in each of
        >= 2 rounds is eliminated (no longer timed).
-    3. ``graphi_tf.decision.decide``: a setting is adopted iff, over >= 2 rounds, the
+    3. The native rule (``cc/tuning/tuning_decision.h``, through
+       ``graphi_tf.decision.decide``): a setting is adopted iff, over >= 2 rounds, the
        median of its per-round ratios to the default plus half their range is < 1; the
        lowest such median wins. Otherwise the default is kept.
     4. The chosen setting (adopted, or the kept default) is configured and adopted for
@@ -612,7 +613,7 @@ def tune(
         _restore(native, plan.previous)
         raise
 
-    decision = _decision.decide(timings.round_medians, plan.default, plan.sweep)
+    decision = _decision.decide(native, timings.round_medians, plan.default, plan.sweep)
     rows = _rows(plan, timings, decision)
     chosen = decision.chosen
     median = next(row.median_ms for row in rows if row.setting == chosen)

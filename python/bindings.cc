@@ -436,8 +436,19 @@ void DefineTuning(py::module_& m) {
     return DecisionToDict(
         graphi::DecideSetting(round_medians, SettingFromPair(default_setting), settings));
   }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
-     "The C++ decision rule (tuning_decision.h), for tests that compare it with "
-     "graphi_tf.decision.");
+     "The decision rule (tuning_decision.h): graphi_tf.tune's decisions are made here, "
+     "as the online autotuner's are.");
+  m.def("should_eliminate", [](const std::vector<double>& ratios) {
+    return graphi::ShouldEliminate(ratios);
+  }, py::arg("ratios"),
+     "Whether a setting with these per-round ratios to the default is timed no more "
+     "(tuning_decision.h).");
+  m.def("decision_rule", []() {
+    py::dict d;
+    d["min_rounds_to_adopt"] = graphi::kMinRoundsToAdopt;
+    d["eliminate_ratio"] = graphi::kEliminateRatio;
+    return d;
+  }, "The decision rule's constants.");
 }
 
 // Step timelines.

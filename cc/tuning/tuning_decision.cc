@@ -42,10 +42,48 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
   return e;
 }
 
+// `format` takes one or two doubles; snprintf ignores an unused trailing one.
 std::string Format(const char* format, double a, double b) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), format, a, b);
   return buffer;
+}
+
+std::string RoundsText(size_t n) {
+  return std::to_string(n) + (n == 1 ? " round" : " rounds");
+}
+
+// The decision's one sentence for users (graphi_tf and info() show it as is).
+std::string ReasonFor(const TuningDecision& decision) {
+  const std::string d = decision.default_setting.stock
+                            ? std::string("stock (TensorFlow's own pools)")
+                            : decision.default_setting.Label();
+  if (decision.adopted) {
+    for (const SettingEvidence& e : decision.evidence) {
+      if (e.setting != decision.chosen) continue;
+      return e.setting.Label() + " adopted: " + Format("%.2f ± %.2f", e.ratio_median, e.ratio_spread) +
+             " of the default " + d + " over " + RoundsText(e.ratios.size());
+    }
+  }
+  // The closest other setting that was compared (ties: the earlier in order).
+  const SettingEvidence* closest = nullptr;
+  for (const SettingEvidence& e : decision.evidence) {
+    if (e.setting == decision.default_setting || e.ratios.empty()) continue;
+    if (closest == nullptr || e.ratio_median < closest->ratio_median) closest = &e;
+  }
+  if (closest == nullptr) return "kept the default " + d + ": no other setting was compared with it";
+  std::string detail;
+  if (static_cast<int>(closest->ratios.size()) < kMinRoundsToAdopt) {
+    detail = closest->setting.Label() + " at " + Format("%.2f", closest->ratio_median, 0.0) +
+             " in only " + RoundsText(closest->ratios.size()) + ", " +
+             std::to_string(kMinRoundsToAdopt) + " needed";
+  } else {
+    detail = closest->setting.Label() + " at " +
+             Format("%.2f ± %.2f", closest->ratio_median, closest->ratio_spread) + " over " +
+             RoundsText(closest->ratios.size());
+  }
+  return "kept the default " + d + ": no setting beat it by more than its spread (closest: " +
+         detail + ")";
 }
 
 }  // namespace
@@ -67,13 +105,8 @@ TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round
   if (best != nullptr) {
     decision.chosen = best->setting;
     decision.adopted = true;
-    decision.reason = best->setting.Label() + " adopted: " +
-                      Format("%.3f ± %.3f", best->ratio_median, best->ratio_spread) +
-                      " of the default " + default_setting.Label() + "'s step time";
-  } else {
-    decision.reason = default_setting.Label() +
-                      " (the default) kept: no other setting beat it by more than its spread";
   }
+  decision.reason = ReasonFor(decision);
   return decision;
 }
 

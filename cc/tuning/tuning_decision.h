@@ -1,5 +1,6 @@
-// The do-no-harm decision rule shared by graphi_tf.tune (Python,
-// graphi_tf/decision.py) and the online autotuner (autotuner.h).
+// The do-no-harm decision rule: the one rule the online autotuner
+// (autotuner.h) and graphi_tf.tune (through the bindings' decide_setting and
+// should_eliminate) decide by. graphi_tf/decision.py only records decisions.
 //
 // Settings are timed in interleaved rounds; round r gives each setting s a
 // median step time m[r][s]. The rule compares every setting with the default

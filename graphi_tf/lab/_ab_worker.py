@@ -9,7 +9,7 @@ and prints one JSON line on stdout.
 
 Roles:
   arm        warm-up steps, then timed steps (then, with ``--clients``, one phase of
-             concurrent requests per client count: ``graphi_tf.lab.serving.serve``, reported in
+             concurrent requests per client count: ``graphi_tf.lab.clients.serve``, reported in
              "clients"); reports the step times (ms), examples_per_step,
              graph_nodes, the setting in force and, for non-GRAPHI executors, proof that
              GRAPHI did nothing (no thread named graphi-* in /proc/self/task/*/comm, no
@@ -58,7 +58,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 from graphi_tf import environment, stepstats
 
-from graphi_tf.lab import ab, cli_common, serving
+from graphi_tf.lab import ab, cli_common
+from graphi_tf.lab import clients as _clients
 from graphi_tf.lab.models import EXECUTORS
 
 ROLES = ("arm", "tune", "reference", "check")
@@ -79,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="fail unless the main GRAPHI graph's setting came from this source")
     p.add_argument("--clients", type=ab.client_list, default=None, metavar="N,N,...",
                    help="arm: after the timed steps, N threads issue requests (steps) back to back for "
-                        "--duration seconds, for each N in turn (graphi_tf.lab.serving.serve)")
-    p.add_argument("--duration", type=float, default=serving.DEFAULT_DURATION_S,
+                        "--duration seconds, for each N in turn (graphi_tf.lab.clients.serve)")
+    p.add_argument("--duration", type=float, default=_clients.DEFAULT_DURATION_S,
                    help="seconds of each --clients phase")
     p.add_argument("--settle-autotune", type=int, default=0, metavar="MAX",
                    help="GRAPHI: after the warm-up, keep stepping (at most MAX more steps) while the "
@@ -340,13 +341,13 @@ def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespa
     began = time.perf_counter()
     warmups = 0
     while True:
-        serving.serve(step, clients, SERVE_WARMUP_S)
+        _clients.serve(step, clients, SERVE_WARMUP_S)
         warmups += 1
         state = (_graphi_setting(built).get("autotune") or {}).get("state") if graphi else None
         if state != "exploring" or time.perf_counter() - began >= SERVE_SETTLE_MAX_S:
             break
     warmup_s = time.perf_counter() - began
-    phase = serving.serve(step, clients, args.duration)
+    phase = _clients.serve(step, clients, args.duration)
     phase["warmup"] = {"seconds": warmup_s, "phases": warmups, "autotune_state": state}
     return phase
 

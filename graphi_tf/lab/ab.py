@@ -53,7 +53,7 @@ from graphi_tf.lab import arms as _arms
 from graphi_tf.lab import cli_common
 from graphi_tf import decision as _decision
 from graphi_tf.lab import report as _report
-from graphi_tf.lab import serving as _serving
+from graphi_tf.lab import clients as _clients
 from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.lab.cli_common import Case
@@ -236,9 +236,9 @@ def _add_case_options(parser: argparse.ArgumentParser) -> None:
                              "N concurrent closed-loop clients for --duration seconds, for each N; reports "
                              "throughput and p50/p90/p99 latency per arm and N (default arms: "
                              f"{','.join(_arms.CLIENT_ARMS)})")
-    parser.add_argument("--duration", type=_positive_float, default=_serving.DEFAULT_DURATION_S,
+    parser.add_argument("--duration", type=_positive_float, default=_clients.DEFAULT_DURATION_S,
                         metavar="SECONDS",
-                        help=f"--clients: seconds of each client phase (default {_serving.DEFAULT_DURATION_S:g})")
+                        help=f"--clients: seconds of each client phase (default {_clients.DEFAULT_DURATION_S:g})")
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
@@ -400,7 +400,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
            timeout: float = DEFAULT_TIMEOUT_S,
            python: str = sys.executable, png: bool = True, extra_settings: Optional[Dict[str, Any]] = None,
            env_arms: Sequence[Arm] = (), clients: Optional[Sequence[int]] = None,
-           duration: float = _serving.DEFAULT_DURATION_S) -> Dict[str, Any]:
+           duration: float = _clients.DEFAULT_DURATION_S) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
     The stages: the case check (``check_case``; nothing is written before it passes), the
@@ -409,7 +409,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     ``Case.reference_case``), then ``graphi_tf.lab.report``. Returns the report document
     (``graphi_tf.lab.report`` schema; with ``clients``, every arm process also serves each
     number of concurrent clients for ``duration`` seconds, and the document gains the
-    "clients" section of ``graphi_tf.lab.serving.client_report``). Raises ValueError for an unknown arm name,
+    "clients" section of ``graphi_tf.lab.clients.client_report``). Raises ValueError for an unknown arm name,
     cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
     """
     cores = usable_cores()
@@ -445,7 +445,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                         if reference is not None else {"skipped": why})
     doc = _report.build_report(raw)
     if clients:
-        doc["clients"] = _serving.client_report(doc)
+        doc["clients"] = _clients.client_report(doc)
     write_outputs(doc, out_dir, png=png)
     return doc
 
@@ -630,12 +630,12 @@ def write_outputs(doc: Dict[str, Any], out_dir: str, *, png: bool = True) -> Dic
     with open(paths["md"], "w") as f:
         f.write(_report.render_markdown(doc))
     with open(paths["md"], "a") as f:
-        f.write(_serving.render_markdown(doc))
+        f.write(_clients.render_markdown(doc))
     if png:
         try:
             paths["png"] = _report.render_png(doc, os.path.join(out_dir, "ab.png"))
             if len((doc.get("clients") or {}).get("values") or []) > 1:
-                paths["clients_png"] = _serving.render_png(doc, os.path.join(out_dir, "ab_clients.png"))
+                paths["clients_png"] = _clients.render_png(doc, os.path.join(out_dir, "ab_clients.png"))
         except _report.ReportError as e:
             _log(f"graphi-tf ab: no chart: {e}")
     return paths
@@ -662,7 +662,7 @@ def run(args: argparse.Namespace) -> int:
         return cli_common.error(str(e), 1)
     print(_report.render_terminal(doc))
     if doc.get("clients"):
-        print("\n" + _serving.render_terminal(doc))
+        print("\n" + _clients.render_terminal(doc))
     charts = "" if args.no_png else ", ab.png" + (", ab_clients.png" if len(args.clients or []) > 1 else "")
     print(f"wrote {os.path.join(out_dir, 'ab.json')}, ab.md" + charts)
     return 0 if any(a["status"] != "failed" for a in doc["arms"].values()) else 1

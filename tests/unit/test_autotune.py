@@ -60,8 +60,8 @@ SCRIPT = textwrap.dedent("""
     same = all(np.array_equal(results[0], r) for r in results)
     info = graphi_tf.info()
     main = max(info["graphs"], key=lambda g: g["node_count"])
-    from graphi_tf import autotune
-    written = autotune.persist_decisions()
+    from graphi_tf import autotune_persister
+    written = autotune_persister.persist_decisions()
     if mode == "write_stock_entry":
         from graphi_tf import cache
         cache.write_entry(cache.CacheEntry.build(
@@ -206,22 +206,3 @@ def test_an_invalid_switch_names_the_setting(tmp_path, switch):
                           text=True, timeout=200)
     assert done.returncode != 0
     assert f"{switch}='maybe' is not a valid setting; allowed: 0 (off) or 1 (on" in done.stderr
-
-
-def test_the_native_rule_decides_like_graphi_tf_decision():
-    import graphi_tf
-    from graphi_tf import _loader, decision
-
-    native = _loader.native()
-    d, o = (2, 1), (1, 2)
-    cases = [
-        [{d: 10.0, o: 8.0}, {d: 20.0, o: 16.4}, {d: 10.0, o: 7.9}],
-        [{d: 10.0, o: 9.0}, {d: 10.0, o: 11.0}, {d: 10.0, o: 9.0}],
-        [{d: 10.0, o: 5.0}],
-        [{d: 10.0, o: 9.7}, {d: 10.0, o: 9.75}, {d: 12.0, o: 11.7}],
-    ]
-    for rounds in cases:
-        py = decision.decide(rounds, d, [d, o])
-        cc = native.decide_setting(rounds, d, [d, o])
-        assert tuple(cc["chosen"]) == tuple(py.chosen), rounds
-        assert cc["adopted"] == py.adopted, rounds

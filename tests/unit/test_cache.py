@@ -12,7 +12,8 @@ import warnings
 import pytest
 
 from graphi_tf import cache
-from graphi_tf.decision import decide
+from graphi_tf import _loader
+from graphi_tf import decision as _decision_record
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,6 +25,11 @@ INFO = {
     "version": "0.1.0",
 }
 FINGERPRINT = {"cpu_model": "Fake Xeon 8368", "usable_cores": 4, "tiles": [2, 2]}
+
+
+def decide(round_medians, default, order):
+    """The native rule's decision, as graphi_tf.decision records it."""
+    return _decision_record.decide(_loader.native(), round_medians, default, order)
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ import pytest
 
 import graphi_tf
 from graphi_tf import _loader, cache
-from graphi_tf.decision import decide
+from graphi_tf import _loader
+from graphi_tf import decision as _decision_record
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -46,6 +47,12 @@ STEP_SCRIPT = textwrap.dedent("""
         step()
         json.dump(graphi_tf._loader.native().graphs(), sys.stdout)
 """)
+
+
+
+def decide(round_medians, default, order):
+    """The native rule's decision, as graphi_tf.decision records it."""
+    return _decision_record.decide(_loader.native(), round_medians, default, order)
 
 
 def _env(cache_dir, **extra):

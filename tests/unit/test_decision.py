@@ -1,4 +1,5 @@
-"""graphi_tf.decision: the rule that decides whether a tuned setting replaces the default.
+"""The rule that decides whether a tuned setting replaces the default (the native rule,
+through graphi_tf.decision), and graphi_tf.decision's record of its decisions.
 
 Settings: D = (2, 1) is the default; A = (1, 2) and B = (1, 1) are the others."""
 import json
@@ -7,16 +8,20 @@ import sys
 
 import pytest
 
-from graphi_tf import decision
+from graphi_tf import _loader, decision
 from graphi_tf.decision import (
     ELIMINATE_RATIO,
     MIN_ROUNDS_TO_ADOPT,
     Decision,
     SettingEvidence,
-    decide,
     round_ratios,
-    should_eliminate,
 )
+
+NATIVE = _loader.native()
+
+
+def decide(round_medians, default, order):
+    return decision.decide(NATIVE, round_medians, default, order)
 
 D, A, B = (2, 1), (1, 2), (1, 1)
 ORDER = [B, A, D]
@@ -38,6 +43,11 @@ def rounds_of(**columns):
 def test_the_rule_constants_are_the_specified_ones():
     assert MIN_ROUNDS_TO_ADOPT == 2
     assert ELIMINATE_RATIO == 1.2
+
+
+def test_the_records_constants_are_the_native_rules():
+    assert NATIVE.decision_rule() == {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT,
+                                      "eliminate_ratio": ELIMINATE_RATIO}
 
 
 # ----------------------------------------------------------------------------- ratios
@@ -160,7 +170,7 @@ def test_evidence_follows_order():
     ((1.21, 1.21, 1.21), True),
 ])
 def test_should_eliminate_needs_two_rounds_all_over_the_ratio(ratios, expected):
-    assert should_eliminate(ratios) is expected
+    assert NATIVE.should_eliminate(list(ratios)) is expected
 
 
 def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
@@ -257,7 +267,7 @@ def _native_decision(chosen, reason="native reason"):
 
 def test_from_native_stores_the_native_choice_and_reason_without_deciding_again():
     rounds = rounds_of(D=[10, 10], A=[9, 11])
-    assert decide(rounds, D, [A, D]).chosen == D  # the Python rule would keep the default here
+    assert decide(rounds, D, [A, D]).chosen == D  # the rule would keep the default here
     made = decision.from_native(_native_decision(A), rounds, [A, D], {})
     assert (made.chosen, made.adopted, made.reason) == (A, True, "native reason")
     assert made.evidence_for(A).ratios == (0.9, 1.1)

@@ -32,7 +32,7 @@ LIBRARY = frozenset({
     "graphi_tf", "graphi_tf._cli_logging", "graphi_tf._loader", "graphi_tf._build_info",
     "graphi_tf._graphi_tf", "graphi_tf._argtypes", "graphi_tf.config", "graphi_tf.info",
     "graphi_tf.tune", "graphi_tf.cache", "graphi_tf.decision", "graphi_tf.stepstats",
-    "graphi_tf.autotune", "graphi_tf.trace", "graphi_tf.version", "graphi_tf.environment",
+    "graphi_tf.autotune_persister", "graphi_tf.trace", "graphi_tf.version", "graphi_tf.environment",
 })
 """The library: what ``import graphi_tf`` may load. Everything else (the A/B lab, the models,
 the command line, the bundle) is loaded only by who uses it."""

@@ -86,8 +86,8 @@ SCRIPT = textwrap.dedent("""
                        "setting": [rt["executors"], rt["threads_per_executor"]],
                        "source": g["source"], "steps_on_stock_executor": g["steps_on_stock_executor"],
                        "autotune": g["autotune"], "same": same})
-    from graphi_tf import autotune, cache
-    autotune.persist_decisions()
+    from graphi_tf import autotune_persister, cache
+    autotune_persister.persist_decisions()
     entries = [{"load_class": e.load_class, "setting": [e.setting["executors"], e.setting["threads_per_executor"]]}
                for e in cache.list_entries()]
     json.dump({"phases": phases, "entries": entries}, sys.stdout)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from graphi_tf import cache
-from graphi_tf.decision import decide
+from graphi_tf import _loader
+from graphi_tf import decision as _decision_record
 from graphi_tf.tune import (
     DEFAULT_ROUNDS,
     DEFAULT_STEPS,
@@ -36,7 +37,11 @@ STEP_MS = {(1, 1): 9.0, (1, 2): 3.0, (2, 1): 6.0}
 
 class FakeNative:
     """The native API tune() uses: configure, runtime_info, symmetric_settings, graphs,
-    graph_profile, adopt_setting. Default layout: one team per tile."""
+    graph_profile, adopt_setting, and the decision rule (the real one: decide_setting,
+    should_eliminate). Default layout: one team per tile."""
+
+    decide_setting = staticmethod(_loader.native().decide_setting)
+    should_eliminate = staticmethod(_loader.native().should_eliminate)
 
     def __init__(self, tiles=([0], [1]), symmetric=((1, 1), (1, 2), (2, 1)), policy="fifo",
                  source="default", candidates=None):
@@ -155,6 +160,11 @@ class FakeStep:
             time.sleep(ms / 1e3)
         else:
             self.clock.advance_ms(ms)
+
+
+def decide(round_medians, default, order):
+    """The native rule's decision, as graphi_tf.decision records it."""
+    return _decision_record.decide(_loader.native(), round_medians, default, order)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from graphi_tf.lab import ab, arms, cli, report, serving
+from graphi_tf.lab import ab, arms, cli, clients, report
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def test_request_statistics_of_synthetic_latencies():
-    stats = serving.summarize_requests([float(v) for v in range(1, 101)], elapsed_s=2.0, per_client=[60, 40])
+    stats = clients.summarize_requests([float(v) for v in range(1, 101)], elapsed_s=2.0, per_client=[60, 40])
     assert stats["requests"] == 100 and stats["throughput_rps"] == 50.0
     assert stats["p50_ms"] == pytest.approx(50.5) and stats["p90_ms"] == pytest.approx(90.1)
     assert stats["p99_ms"] == pytest.approx(99.01)
@@ -27,13 +27,13 @@ def test_request_statistics_of_synthetic_latencies():
 
 
 def test_a_phase_without_requests_has_no_latencies_and_zero_throughput():
-    stats = serving.summarize_requests([], elapsed_s=1.0)
+    stats = clients.summarize_requests([], elapsed_s=1.0)
     assert stats["throughput_rps"] == 0.0 and stats["p99_ms"] is None and stats["mean_ms"] is None
 
 
 def test_a_phase_needs_a_positive_elapsed_time():
     with pytest.raises(ValueError, match="elapsed_s"):
-        serving.summarize_requests([1.0], elapsed_s=0.0)
+        clients.summarize_requests([1.0], elapsed_s=0.0)
 
 
 def test_serve_runs_every_client_concurrently_until_the_deadline():
@@ -48,7 +48,7 @@ def test_serve_runs_every_client_concurrently_until_the_deadline():
         with lock:
             running[0] -= 1
 
-    phase = serving.serve(step, clients=3, duration_s=0.2)
+    phase = clients.serve(step, clients=3, duration_s=0.2)
     assert phase["clients"] == 3 and len(phase["per_client_requests"]) == 3
     assert all(n >= 1 for n in phase["per_client_requests"])
     assert phase["requests"] == sum(phase["per_client_requests"])
@@ -61,7 +61,7 @@ def test_a_failing_request_fails_the_phase_after_every_client_stopped():
         raise ValueError("bad request")
 
     with pytest.raises(RuntimeError, match="a request failed with 2 clients: ValueError: bad request"):
-        serving.serve(step, clients=2, duration_s=0.1)
+        clients.serve(step, clients=2, duration_s=0.1)
     assert not [t for t in threading.enumerate() if t.name.startswith("ab-client-")]
 
 
@@ -69,12 +69,12 @@ def test_a_failing_request_fails_the_phase_after_every_client_stopped():
 
 
 def test_round_spread_leaves_failed_rounds_out():
-    assert serving.round_spread([4.0, None, 2.0, 3.0]) == {"median": 3.0, "p25": 2.5, "p75": 3.5, "rounds": 3}
-    assert serving.round_spread([None])["median"] is None
+    assert clients.round_spread([4.0, None, 2.0, 3.0]) == {"median": 3.0, "p25": 2.5, "p75": 3.5, "rounds": 3}
+    assert clients.round_spread([None])["median"] is None
 
 
 def test_a_comparison_is_the_median_of_per_round_ratios_with_their_iqr():
-    sp = serving.compare_rounds([10.0, 20.0, 30.0, None], [5.0, 10.0, 10.0, 4.0])
+    sp = clients.compare_rounds([10.0, 20.0, 30.0, None], [5.0, 10.0, 10.0, 4.0])
     assert sp["round_ratios"] == [2.0, 2.0, 3.0] and sp["rounds"] == 3
     assert sp["ratio"] == 2.0 and sp["spread"] == 0.5 and sp["iqr"] == [2.0, 2.5]
 
@@ -95,7 +95,7 @@ def _doc(rounds_by_arm, values=(1, 4)):
                              "rounds": [{"round": r, "ok": p is not None, "step_times_ms": [1.0] if p else None,
                                          "clients": p} for r, p in enumerate(phases)]}
     doc = report.build_report(raw)
-    doc["clients"] = serving.client_report(doc)
+    doc["clients"] = clients.client_report(doc)
     return doc
 
 
@@ -143,16 +143,16 @@ def test_a_p99_from_few_requests_is_flagged():
 def test_a_single_stream_report_has_no_clients_section():
     doc = report.build_report({"arms": {"stock_default": {"executor": "DEFAULT", "rounds": [
         {"round": 0, "ok": True, "step_times_ms": [1.0]}]}}})
-    assert serving.client_report(doc) is None and serving.render_terminal(doc) == ""
+    assert clients.client_report(doc) is None and clients.render_terminal(doc) == ""
 
 
 def test_the_clients_table_and_chart_render(tmp_path):
     doc = _doc(ROUNDS)
-    text = serving.render_terminal(doc)
+    text = clients.render_terminal(doc)
     assert "req/s" in text and "stock_i1_a1 *" in text and "stock_i2_a1 *" in text
-    md = serving.render_markdown(doc)
+    md = clients.render_markdown(doc)
     assert "## Concurrent requests" in md and md.count("| graphi_auto |") == 2
-    path = serving.render_png(doc, str(tmp_path / "clients.png"))
+    path = clients.render_png(doc, str(tmp_path / "clients.png"))
     assert os.path.getsize(path) > 1000
 
 

@@ -1,9 +1,8 @@
 """Zero-config autotuning: what GRAPHI does for a graph nobody tuned.
 
 The native executor tunes the team layout of a process's main graph online, during its
-first steps, by the same interleaved, do-no-harm rule as ``graphi_tf.tune``
-(``graphi_tf.decision``; the C++ twin is ``cc/tuning/tuning_decision.h``), then adopts
-the result. This module writes each decision into the cache (``graphi_tf.cache``), so a
+first steps, by the interleaved, do-no-harm rule ``graphi_tf.tune`` decides by too
+(``cc/tuning/tuning_decision.h``), then adopts the result. This module writes each decision into the cache (``graphi_tf.cache``), so a
 later process that runs the same graph starts from it and does not explore again.
 
 Decisions are written by a daemon thread within half a second of being made and, for a
