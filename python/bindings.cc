@@ -178,11 +178,13 @@ py::dict RuntimeInfo() {
   graphi::TeamLayout layout;
   std::string error;
   if (rt.Describe(&resolved, &layout, &error)) {
-    // The "stock" setting (0 x 0): steps run on TensorFlow's own pools.
+    // The "stock" setting (0 x 0): steps run on TensorFlow's own executor,
+    // on its pools or on a stock point's ("stock:IxA", see "setting").
     const bool stock = resolved.setting.stock;
     d["stock_pools"] = stock;
-    d["executors"] = resolved.setting.executors;
-    d["threads_per_executor"] = resolved.setting.threads_per_executor;
+    d["setting"] = resolved.setting.Label();
+    d["executors"] = stock ? 0 : resolved.setting.executors;
+    d["threads_per_executor"] = stock ? 0 : resolved.setting.threads_per_executor;
     d["teams"] = stock ? std::vector<std::vector<int>>() : layout.team_cpus;
     d["policy"] = std::string(graphi::ReadyPolicyName(*resolved.setting.policy));
     d["setting_source"] = std::string(graphi::SettingSourceName(resolved.source));
@@ -213,8 +215,9 @@ py::list GraphsToList() {
     d["load_class"] = std::string(graphi::LoadClassName(profile->load().load_class()));
     if (resolved) {
       d["stock_pools"] = in_force.setting.stock;
-      d["executors"] = in_force.setting.executors;
-      d["threads_per_executor"] = in_force.setting.threads_per_executor;
+      d["setting"] = in_force.setting.Label();
+      d["executors"] = in_force.setting.stock ? 0 : in_force.setting.executors;
+      d["threads_per_executor"] = in_force.setting.stock ? 0 : in_force.setting.threads_per_executor;
       d["policy"] = std::string(graphi::ReadyPolicyName(*in_force.setting.policy));
       graphi::Adoption adoption;
       const bool has_own = profile->load().InForce(&adoption);

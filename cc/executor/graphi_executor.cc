@@ -129,6 +129,10 @@ absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) 
     return absl::OkStatus();
   };
   params.delete_kernel = [](tensorflow::OpKernel*) {};  // immutable_state_ owns them
+  // The executor's device, but for kernels on a stock point's threads, whose
+  // intra-op pool they get (stock_point_device.h).
+  stock_device_ = std::make_unique<StockPointDevice>(params.device);
+  params.device = stock_device_.get();
   tensorflow::Executor* executor = nullptr;
   TF_RETURN_IF_ERROR(tensorflow::NewLocalExecutor(params, graph, &executor));
   stock_executor_.reset(executor);
@@ -136,19 +140,36 @@ absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) 
   return absl::OkStatus();
 }
 
-void GraphiExecutor::RunOnStockExecutor(const Args& args, DoneCallback done) {
+void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_point,
+                                        DoneCallback done) {
   const StepClock clock = BeginStep();
   const uint64_t order = StepOrderForNewStep();
   Args stock_args = args;
-  Args::Runner runner = args.runner;
-  if (!runner) runner = [](std::function<void()> fn) { fn(); };
-  stock_args.runner = [runner = std::move(runner), order](std::function<void()> fn) {
-    runner([order, fn = std::move(fn)] {
-      ScopedStepOrder running(order);
-      fn();
-    });
-  };
+  const IntraOpPoolView* intra_op = nullptr;
+  if (stock_point != nullptr) {
+    // A stock point: the ops go to its inter-op pool, and their kernels get
+    // its intra-op pool (StockPointDevice).
+    intra_op = IntraOpPoolViewOf(stock_point);
+    StockPools::Pool* inter_op = stock_point->inter_op_pool();
+    stock_args.runner = [inter_op, intra_op, order](std::function<void()> fn) {
+      inter_op->Schedule([intra_op, order, fn = std::move(fn)] {
+        ScopedStepOrder running(order);
+        ScopedIntraOpPoolView pool(intra_op);
+        fn();
+      });
+    };
+  } else {
+    Args::Runner runner = args.runner;
+    if (!runner) runner = [](std::function<void()> fn) { fn(); };
+    stock_args.runner = [runner = std::move(runner), order](std::function<void()> fn) {
+      runner([order, fn = std::move(fn)] {
+        ScopedStepOrder running(order);
+        fn();
+      });
+    };
+  }
   ScopedStepOrder running(order);  // ops the stock executor runs on this thread
+  ScopedIntraOpPoolView pool(intra_op);
   stock_executor_->RunAsync(stock_args, [this, clock, done = std::move(done)](
                                             const absl::Status& status) {
     profile_->CountStockExecutorStep();
@@ -228,9 +249,10 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     }
     return;
   }
-  if (Runtime::Get().UseStockPools()) {
+  StockPools* stock_point = nullptr;
+  if (Runtime::Get().UseStockExecutor(&stock_point)) {
     if (!profile_->recorder().Pending(profile_->steps_run())) {
-      RunOnStockExecutor(args, std::move(done));
+      RunOnStockExecutor(args, stock_point, std::move(done));
       return;
     }
     // The "stock" setting with a timeline to record: GRAPHI's step on
@@ -260,8 +282,9 @@ absl::Status GraphiExecutor::RunOnCaller(const Args& args) {
 
 absl::Status GraphiExecutor::Run(const Args& args) {
   // A worker that waits for a step whose ops need workers could wait
-  // forever (every team may be doing the same); it runs the step itself.
-  if (args.run_all_kernels_inline || OnGraphiThread()) {
+  // forever (every team may be doing the same); it runs the step itself. So
+  // does a stock point's inter-op thread (its pool may have no other).
+  if (args.run_all_kernels_inline || OnGraphiThread() || CurrentIntraOpPoolView() != nullptr) {
     absl::Status s = RunOnCaller(args);
     if (!s.ok()) {
       tensorflow::Log("TFExecutor", "Run", s.message()).IgnoreError();

@@ -18,7 +18,10 @@
 //     Scheduler, which hands them to teams; cheap ops run inline on the
 //     thread that made them ready;
 //   * on TensorFlow's own executor, when the autotuner visits or adopted
-//     the "stock" setting (runtime.h) or GRAPHI_EXECUTORS=stock: Initialize
+//     the "stock" setting or a stock point "stock:IxA" (runtime.h), or
+//     GRAPHI_EXECUTORS=stock[:IxA]: on TensorFlow's pools, or on a stock
+//     point's inter-op pool with its intra-op pool for kernels
+//     (stock_point_device.h). Initialize
 //     also builds the stock executor (tensorflow::NewLocalExecutor) over the
 //     same graph and the same kernels, so "stock" is the stock executor's
 //     speed by construction, not an imitation of it. Kernels are shared, not
@@ -43,6 +46,7 @@
 #include <vector>
 
 #include "cc/executor/step_plan.h"
+#include "cc/executor/stock_point_device.h"
 #include "cc/executor/team_devices.h"
 #include "cc/profiler/graph_profile.h"
 #include "cc/util/mutex.h"
@@ -78,11 +82,15 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   // Runs a step on stock_executor_, timed for the autotuner like any top-level
   // step. Its ops run with the step's arrival number on their threads
   // (step_order.h), so a function they call is not taken for a top-level step.
-  void RunOnStockExecutor(const Args& args, DoneCallback done);
+  // With `stock_point` (a stock point in force) its pools run the ops, else
+  // the runner TensorFlow passed.
+  void RunOnStockExecutor(const Args& args, StockPools* stock_point, DoneCallback done);
   // Runs a whole step on the calling thread; returns its status.
   absl::Status RunOnCaller(const Args& args);
 
   tensorflow::ImmutableExecutorState immutable_state_;
+  // The stock executor's device (stock_point_device.h); outlives it.
+  std::unique_ptr<StockPointDevice> stock_device_;
   // TensorFlow's executor over the same graph, running immutable_state_'s
   // kernels (it never deletes them). Declared after immutable_state_, so it
   // is destroyed first, while the kernels it points to still exist.

@@ -87,8 +87,23 @@ void Runtime::ApplyChangeLocked() {
   ApplyResolvedLocked(resolved, layout);
 }
 
+StockPools* Runtime::StockPointPoolsLocked(int inter_op_threads, int intra_op_threads) {
+  for (const std::unique_ptr<StockPools>& pools : stock_point_pools_) {
+    if (pools->inter_op_threads() == inter_op_threads &&
+        pools->intra_op_threads() == intra_op_threads) {
+      return pools.get();
+    }
+  }
+  stock_point_pools_.push_back(std::make_unique<StockPools>(inter_op_threads, intra_op_threads));
+  return stock_point_pools_.back().get();
+}
+
 void Runtime::ApplyResolvedLocked(const ResolvedSetting& resolved, const TeamLayout& layout) {
-  stock_pools_.store(resolved.setting.stock, std::memory_order_release);
+  const Setting& s = resolved.setting;
+  stock_point_.store(
+      s.stock_point() ? StockPointPoolsLocked(s.inter_op_threads(), s.intra_op_threads()) : nullptr,
+      std::memory_order_release);
+  stock_pools_.store(s.stock, std::memory_order_release);
   DropTeamsIfChangedLocked(layout, *resolved.teams.policy);
 }
 
@@ -186,8 +201,9 @@ bool Runtime::Describe(ResolvedSetting* resolved, TeamLayout* teams, std::string
   return ResolveLocked(resolved, teams, error);
 }
 
-bool Runtime::UseStockPools() {
+bool Runtime::UseStockExecutor(StockPools** point) {
   if (!stock_pools_.load(std::memory_order_acquire)) return false;
+  *point = stock_point_.load(std::memory_order_acquire);
   if (warm_teams_pending_.load(std::memory_order_acquire)) ReleaseWarmTeamsOnStock();
   return true;
 }

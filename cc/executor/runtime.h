@@ -5,7 +5,8 @@
 // snapshot, the autotuner's visit, the adopted setting) and ResolveSetting
 // (setting_resolver.h, which states the precedence) decides. It resolves
 // again on every change and publishes whether steps run on TensorFlow's own
-// pools ("stock"), which a step reads without the lock.
+// executor ("stock", or a stock point on pools GRAPHI sizes), which a step
+// reads without the lock.
 //
 // The environment is read (env_settings.h) when the library loads, at
 // Configure() and when an executor is created (RefreshEnvironment), never on
@@ -25,6 +26,10 @@
 // resolved teams (the default's) stay idle, built only if a step still needs
 // them.
 //
+// A stock point's pools (stock_pools.h) are made when the setting first
+// resolves to it and kept for the process, one set per (I, A): steps hold
+// them by plain pointer, and coming back to a point reuses its threads.
+//
 // The Runtime is the GraphRegistry's AdoptionListener (set when the library
 // loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
 // and ClearAdoptedSetting through it.
@@ -43,6 +48,7 @@
 #include "cc/platform/env_settings.h"
 #include "cc/platform/topology.h"
 #include "cc/teams/setting.h"
+#include "cc/teams/stock_pools.h"
 #include "cc/teams/team_layout.h"
 #include "cc/teams/team_set.h"
 #include "cc/util/mutex.h"
@@ -73,10 +79,12 @@ class Runtime {
   // allowed values if it does not fit the machine; nothing changes then.
   bool Configure(const Setting& setting, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
-  // Whether steps run on TensorFlow's own pools now ("stock" in force).
-  // Lock-free, for every step; past exploration it also lets go of the team
-  // sets kept while exploring, which steps on stock never ask for.
-  bool UseStockPools() GRAPHI_LOCKS_EXCLUDED(mu_);
+  // Whether steps run on TensorFlow's own executor now ("stock" or a stock
+  // point in force); *point: the stock point's pools (kept for the process),
+  // null for TensorFlow's own pools. Lock-free, for every step; past
+  // exploration it also lets go of the team sets kept while exploring, which
+  // steps on stock never ask for.
+  bool UseStockExecutor(StockPools** point) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The teams of the setting in force (for stock, the idle default's); built
   // on first use. Null with *error when the environment holds an invalid
@@ -119,6 +127,9 @@ class Runtime {
   // Resolves the setting and builds its teams' layout.
   bool ResolveLocked(ResolvedSetting* resolved, TeamLayout* layout, std::string* error)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pools of stock point I x A, made on first use.
+  StockPools* StockPointPoolsLocked(int inter_op_threads, int intra_op_threads)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Resolves again after a change: publishes stock_pools_ and drops the live
   // teams if the layout or policy moved (a setting that fails to resolve
   // leaves the teams as they are, and steps report its error).
@@ -157,10 +168,15 @@ class Runtime {
   // Team sets left while exploring (at most one per candidate layout), idle.
   std::vector<std::shared_ptr<TeamSet>> warm_teams_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
+  // Every stock point's pools made so far (never released: see above).
+  std::vector<std::unique_ptr<StockPools>> stock_point_pools_ GRAPHI_GUARDED_BY(mu_);
   // Whether the resolved setting is stock. Written under mu_ (release) by
   // ApplyChangeLocked, read without it (acquire): a step that starts while
   // it changes may use either value, as it could with the lock.
   std::atomic<bool> stock_pools_{false};
+  // The stock point in force (one of stock_point_pools_), else null; written
+  // with stock_pools_, before it.
+  std::atomic<StockPools*> stock_point_{nullptr};
   // Whether warm_teams_ is non-empty (written under mu_): a step on stock
   // takes the lock only to release them once exploration is over.
   std::atomic<bool> warm_teams_pending_{false};

@@ -30,7 +30,11 @@ bool EnvironmentSetting(const GraphiEnvironment& env, Setting* out, std::string*
                "unset one of them";
       return false;
     }
-    s.stock = true;
+    s = kStockSetting;
+    if (!env.stock_point.empty() &&
+        !ParseSetting(env.stock_point, "GRAPHI_EXECUTORS", &s, error)) {
+      return false;
+    }
   } else {
     s.executors = static_cast<int>(env.executors.value_or(0));
     s.threads_per_executor = static_cast<int>(env.threads_per_executor.value_or(0));

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string>
 
 namespace graphi {
 namespace {
@@ -68,8 +69,23 @@ EnvInt ReadEnvSwitch(const char* name, bool default_on) {
 
 GraphiEnvironment ReadGraphiEnvironment() {
   GraphiEnvironment env;
-  env.executors =
-      ReadEnvIntOrWord("GRAPHI_EXECUTORS", 1, kMaxLayoutSetting, "stock", kEnvStock);
+  const char* executors = std::getenv("GRAPHI_EXECUTORS");
+  const std::string stock_point_prefix = "stock:";
+  if (executors != nullptr && std::string(executors).compare(0, 6, stock_point_prefix) == 0) {
+    env.executors.set = true;
+    env.executors.value = kEnvStock;
+    env.stock_point = executors;
+  } else {
+    env.executors =
+        ReadEnvIntOrWord("GRAPHI_EXECUTORS", 1, kMaxLayoutSetting, "stock", kEnvStock);
+    if (!env.executors.ok()) {
+      env.executors.error = std::string("GRAPHI_EXECUTORS='") + executors +
+                            "' is not a valid setting; allowed: " +
+                            AllowedIntRange(1, kMaxLayoutSetting) +
+                            ", \"stock\" or \"stock:IxA\" (TensorFlow's executor on I inter-op "
+                            "and A intra-op threads); unset it to use the default";
+    }
+  }
   env.threads_per_executor = ReadEnvInt("GRAPHI_THREADS_PER_EXECUTOR", 1, kMaxLayoutSetting);
   const char* policy = std::getenv("GRAPHI_POLICY");
   env.policy = policy == nullptr ? "" : policy;

@@ -62,7 +62,10 @@ EnvInt ReadEnvSwitch(const char* name, bool default_on);
 // Each field is unset, a value, or an error naming the variable.
 struct GraphiEnvironment {
   // The team layout (the Runtime, setting_resolver.h).
-  EnvInt executors;             // GRAPHI_EXECUTORS: 1..kMaxLayoutSetting or "stock" (kEnvStock)
+  // GRAPHI_EXECUTORS: 1..kMaxLayoutSetting, "stock" (kEnvStock) or
+  // "stock:IxA" (kEnvStock, and the text in stock_point for the resolver).
+  EnvInt executors;
+  std::string stock_point;      // GRAPHI_EXECUTORS as written when it starts "stock:", else ""
   EnvInt threads_per_executor;  // GRAPHI_THREADS_PER_EXECUTOR: 1..kMaxLayoutSetting
   std::string policy;           // GRAPHI_POLICY as written ("" unset; the resolver parses it)
   // Switches, 0 or 1 (on when unset).

@@ -20,9 +20,19 @@ bool ParsePositive(const std::string& text, int* out) {
   return true;
 }
 
+// "AxB" with whole numbers A, B >= 1.
+bool ParsePair(const std::string& text, int* a, int* b) {
+  const size_t x = text.find('x');
+  return x != std::string::npos && ParsePositive(text.substr(0, x), a) &&
+         ParsePositive(text.substr(x + 1), b);
+}
+
+constexpr char kStockPointPrefix[] = "stock:";
+
 }  // namespace
 
 std::string Setting::Label() const {
+  if (stock_point()) return kStockPointPrefix + Field(executors) + "x" + Field(threads_per_executor);
   if (stock) return "stock";
   return Field(executors) + "x" + Field(threads_per_executor);
 }
@@ -32,17 +42,20 @@ bool ParseSetting(const std::string& text, const char* what, Setting* out, std::
     *out = kStockSetting;
     return true;
   }
-  const size_t x = text.find('x');
-  int executors = 0, threads = 0;
-  if (x == std::string::npos || !ParsePositive(text.substr(0, x), &executors) ||
-      !ParsePositive(text.substr(x + 1), &threads)) {
-    *error = std::string(what) + "='" + text +
-             "' is not a valid setting; allowed: \"stock\" or ExT with whole numbers E, T >= 1 "
-             "(e.g. 2x1)";
-    return false;
+  int a = 0, b = 0;
+  const std::string prefix = kStockPointPrefix;
+  if (text.compare(0, prefix.size(), prefix) == 0) {
+    if (ParsePair(text.substr(prefix.size()), &a, &b)) {
+      *out = StockPointSetting(a, b);
+      return true;
+    }
+  } else if (ParsePair(text, &a, &b)) {
+    *out = TeamsSetting(a, b);
+    return true;
   }
-  *out = TeamsSetting(executors, threads);
-  return true;
+  *error = std::string(what) + "='" + text + "' is not a valid setting; allowed: " +
+           kSettingLabelsAllowed;
+  return false;
 }
 
 const char* SettingSourceName(SettingSource source) {

@@ -1,9 +1,15 @@
 // Setting: where a graph's steps run, and SettingSource: who chose it.
 //
-// A setting is either "stock" (TensorFlow's own pools: a step's ready ops go
-// to the runner TensorFlow passes the executor, kernels use the device's
-// shared intra-op pool, as under TensorFlow's own executor) or E teams of T
-// pinned threads (team_layout.h), with an optional ready-op policy. A field
+// A setting is one of:
+//   * "stock": TensorFlow's own executor on TensorFlow's own pools (a step's
+//     ready ops go to the runner TensorFlow passes the executor, kernels use
+//     the device's shared intra-op pool);
+//   * a stock point "stock:IxA": TensorFlow's own executor on pools GRAPHI
+//     owns and sizes, I inter-op threads and A intra-op threads, unpinned
+//     (stock_pools.h): what inter_op_parallelism_threads=I and
+//     intra_op_parallelism_threads=A give, without a new process;
+//   * E teams of T pinned threads (team_layout.h);
+// with an optional ready-op policy. A field
 // left 0 is "not given": configure(executors=2) names E and leaves T to the
 // machine (SettingResolver fills it). The autotuner's candidates, adopted
 // settings, configure() and the environment all speak this one type.
@@ -22,11 +28,17 @@
 namespace graphi {
 
 struct Setting {
-  int executors = 0;             // E; 0: not given
-  int threads_per_executor = 0;  // T; 0: not given
-  bool stock = false;            // TensorFlow's own pools (E and T are then 0)
+  // Teams: E and T (0: not given). A stock point: its inter-op (I) and
+  // intra-op (A) pool sizes, both >= 1. Plain stock: both 0.
+  int executors = 0;
+  int threads_per_executor = 0;
+  bool stock = false;  // TensorFlow's own executor (plain, or a stock point)
   std::optional<ReadyPolicy> policy;  // unset: decided lower in the precedence
 
+  // A stock point: TensorFlow's executor on pools GRAPHI sizes.
+  bool stock_point() const { return stock && executors > 0; }
+  int inter_op_threads() const { return stock_point() ? executors : 0; }
+  int intra_op_threads() const { return stock_point() ? threads_per_executor : 0; }
   // Whether it says where steps run (stock, or E or T given).
   bool names_layout() const { return stock || executors != 0 || threads_per_executor != 0; }
   // Whether both E and T are given, or it is stock.
@@ -36,7 +48,7 @@ struct Setting {
     return stock == other.stock && executors == other.executors &&
            threads_per_executor == other.threads_per_executor;
   }
-  // "stock", "2x1"; a field not given reads "*" ("2x*").
+  // "stock", "stock:2x1", "2x1"; a field not given reads "*" ("2x*").
   std::string Label() const;
 
   friend bool operator==(const Setting& a, const Setting& b) {
@@ -60,8 +72,18 @@ inline constexpr Setting TeamsSetting(int executors, int threads_per_executor) {
   return Setting{executors, threads_per_executor, false, std::nullopt};
 }
 
-// Parses a label: "stock" or "ExT" with whole numbers E, T >= 1. False with
-// an error naming `what` and the allowed values otherwise.
+// TensorFlow's executor on I inter-op and A intra-op threads GRAPHI owns.
+inline constexpr Setting StockPointSetting(int inter_op_threads, int intra_op_threads) {
+  return Setting{inter_op_threads, intra_op_threads, true, std::nullopt};
+}
+
+// What ParseSetting accepts, as its errors state it.
+inline constexpr char kSettingLabelsAllowed[] =
+    "\"stock\", \"stock:IxA\" (TensorFlow's executor on I inter-op and A intra-op threads) "
+    "or ExT (E teams of T threads), with whole numbers >= 1 (e.g. 2x1)";
+
+// Parses a label: "stock", "stock:IxA" or "ExT" with whole numbers >= 1.
+// False with an error naming `what` and the allowed values otherwise.
 bool ParseSetting(const std::string& text, const char* what, Setting* out, std::string* error);
 
 // Where the setting in force came from, highest precedence first

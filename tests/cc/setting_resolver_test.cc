@@ -132,6 +132,29 @@ TEST(SettingResolverTest, StockRunsOnTensorFlowsPoolsAndKeepsTheDefaultTeams) {
   }
 }
 
+TEST(SettingResolverTest, AStockPointComesFromTheEnvironmentOrAnyLevelAndKeepsTheDefaultTeams) {
+  for (int where = 0; where < 3; ++where) {
+    SettingInputs in = Machine();
+    if (where == 0) {
+      in.environment.executors = Value(kEnvStock);
+      in.environment.stock_point = "stock:2x1";
+    }
+    if (where == 1) in.exploring = StockPointSetting(2, 1);
+    if (where == 2) in.adopted = StockPointSetting(2, 1);
+    const ResolvedSetting r = Resolve(in);
+    EXPECT_TRUE(r.setting.SameLayout(StockPointSetting(2, 1))) << where << " " << r.setting;
+    EXPECT_TRUE(r.teams.SameLayout(TeamsSetting(4, 1))) << r.teams;
+  }
+}
+
+TEST(SettingResolverTest, AnInvalidStockPointNamesTheVariableAndTheAllowedValues) {
+  SettingInputs in = Machine();
+  in.environment.executors = Value(kEnvStock);
+  in.environment.stock_point = "stock:0x1";
+  EXPECT_EQ(ErrorOf(in).rfind("GRAPHI_EXECUTORS='stock:0x1' is not a valid setting; allowed: ", 0),
+            0u);
+}
+
 TEST(SettingResolverTest, ConfigureAboveAStockEnvironmentRunsTeams) {
   SettingInputs in = Machine();
   in.environment.executors = Value(kEnvStock);

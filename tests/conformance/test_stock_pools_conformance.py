@@ -1,7 +1,9 @@
 """GRAPHI on the "stock" setting (TensorFlow's own executor over GRAPHI's kernels) gives
 the stock executor's results: the session, function, runtime-feature, fault and fuzz-seed
 conformance suites, run again in a pytest subprocess with GRAPHI_TEST_EXECUTORS=stock
-(tests/conftest.py), so that every GRAPHI step no test configures runs there.
+(tests/conftest.py), so that every GRAPHI step no test configures runs there. The same
+again on a stock point, "stock:2x1": TensorFlow's executor on GRAPHI's own inter-op pool
+of 2 threads, its kernels on an intra-op pool of 1.
 
 The autotuner picks this setting for graphs whose team layouts do not beat it, so it must
 conform as the teams do.
@@ -19,8 +21,9 @@ SUITES = ["test_session_conformance.py", "test_function_conformance.py", "test_r
           "test_faults.py", "test_fuzz_seeds.py"]
 
 
-def test_the_conformance_suites_pass_on_tensorflows_pools():
-    env = dict(os.environ, GRAPHI_TEST_EXECUTORS="stock", TF_CPP_MIN_LOG_LEVEL="3")
+@pytest.mark.parametrize("setting", ["stock", "stock:2x1"])
+def test_the_conformance_suites_pass_on_tensorflows_executor(setting):
+    env = dict(os.environ, GRAPHI_TEST_EXECUTORS=setting, TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *[os.path.join(HERE, s) for s in SUITES]],
         env=env, capture_output=True, text=True, timeout=880, cwd=os.path.dirname(HERE))

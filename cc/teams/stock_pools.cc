@@ -1,0 +1,75 @@
+#include "cc/teams/stock_pools.h"
+
+#include <string>
+#include <thread>
+
+#include "cc/platform/thread_affinity.h"
+#include "cc/util/check.h"
+
+namespace graphi {
+
+// Eigen's pool creates its threads through an Environment; ours names them
+// (they stay unpinned, as TensorFlow's are).
+struct StockPools::Pool::NamedEnvironment {
+  std::string name;
+  std::shared_ptr<std::atomic<int>> next = std::make_shared<std::atomic<int>>(0);
+
+  struct Task {
+    std::function<void()> f;
+  };
+
+  class EnvThread {
+   public:
+    explicit EnvThread(std::function<void()> f) : thread_(std::move(f)) {}
+    ~EnvThread() { thread_.join(); }
+    void OnCancel() {}
+
+   private:
+    std::thread thread_;
+  };
+
+  EnvThread* CreateThread(std::function<void()> f) {
+    const std::string thread_name = name + "-" + std::to_string(next->fetch_add(1));
+    return new EnvThread([thread_name, f = std::move(f)]() {
+      NameCurrentThread(thread_name);
+      f();
+    });
+  }
+  Task CreateTask(std::function<void()> f) { return Task{std::move(f)}; }
+  void ExecuteTask(const Task& t) { t.f(); }
+};
+
+StockPools::Pool::Pool(int threads, const char* name) : num_threads_(threads) {
+  GRAPHI_DCHECK(threads >= 1);
+  NamedEnvironment env;
+  env.name = name;
+  // Spinning allowed, as TensorFlow's own pools do by default.
+  pool_ = std::make_unique<Eigen::ThreadPoolTempl<NamedEnvironment>>(threads, /*allow_spinning=*/true,
+                                                                     env);
+}
+
+StockPools::Pool::~Pool() = default;
+
+void StockPools::Pool::Schedule(std::function<void()> fn) { pool_->Schedule(std::move(fn)); }
+
+void StockPools::Pool::ScheduleWithHint(std::function<void()> fn, int start, int end) {
+  pool_->ScheduleWithHint(std::move(fn), start, end);
+}
+
+void StockPools::Pool::Cancel() { pool_->Cancel(); }
+
+int StockPools::Pool::CurrentThreadId() const { return pool_->CurrentThreadId(); }
+
+StockPools::StockPools(int inter_op_threads, int intra_op_threads)
+    : intra_op_(intra_op_threads, "gstock-intra"),
+      inter_op_(inter_op_threads, "gstock-inter") {}
+
+StockPools::~StockPools() = default;
+
+StockPools::Attachment* StockPools::Attach(
+    const std::function<std::unique_ptr<Attachment>()>& make) {
+  std::call_once(attach_once_, [&] { attachment_ = make(); });
+  return attachment_.get();
+}
+
+}  // namespace graphi

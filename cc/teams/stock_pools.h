@@ -1,0 +1,81 @@
+// StockPools: the inter-op and intra-op pools of a stock point
+// (Setting "stock:IxA"): TensorFlow's own executor runs a step's ops on an
+// inter-op pool of I threads, and its kernels split their work over an
+// intra-op pool of A threads. Both are plain Eigen pools, unpinned, as the
+// pools TensorFlow makes for inter_op_parallelism_threads=I and
+// intra_op_parallelism_threads=A: a stock point is that configuration,
+// reached without a new process, so the autotuner can compare it with the
+// team layouts (docs/design.md, "Stock points").
+//
+// The executor layer attaches its TensorFlow view of the intra-op pool once
+// (Attach), since kernels need TensorFlow types this layer does not use.
+//
+// Pools are made once per (I, A) and kept for the process (the Runtime holds
+// them), so a step never outlives its pools and no pool is destroyed on one
+// of its own threads.
+//
+// Free of TensorFlow types (the intra-op pool derives from TensorFlow's
+// ThreadPoolInterface, an Eigen interface, as TeamThreadPool does).
+// Thread-safety: thread-safe.
+#ifndef GRAPHI_TF_CC_TEAMS_STOCK_POOLS_H_
+#define GRAPHI_TF_CC_TEAMS_STOCK_POOLS_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "tensorflow/core/platform/threadpool_interface.h"
+#include "unsupported/Eigen/CXX11/ThreadPool"
+
+namespace graphi {
+
+class StockPools {
+ public:
+  // What the executor layer keeps beside the pools (its view of them).
+  class Attachment {
+   public:
+    virtual ~Attachment() = default;
+  };
+
+  // An Eigen pool of `threads` unpinned threads, named `name`-<i>.
+  class Pool final : public tensorflow::thread::ThreadPoolInterface {
+   public:
+    Pool(int threads, const char* name);
+    ~Pool() override;
+    void Schedule(std::function<void()> fn) override;
+    void ScheduleWithHint(std::function<void()> fn, int start, int end) override;
+    void Cancel() override;
+    int NumThreads() const override { return num_threads_; }
+    int CurrentThreadId() const override;
+
+   private:
+    struct NamedEnvironment;
+    const int num_threads_;
+    std::unique_ptr<Eigen::ThreadPoolTempl<NamedEnvironment>> pool_;
+  };
+
+  StockPools(int inter_op_threads, int intra_op_threads);
+  ~StockPools();
+  StockPools(const StockPools&) = delete;
+  StockPools& operator=(const StockPools&) = delete;
+
+  int inter_op_threads() const { return inter_op_.NumThreads(); }
+  int intra_op_threads() const { return intra_op_.NumThreads(); }
+  Pool* inter_op_pool() { return &inter_op_; }
+  Pool* intra_op_pool() { return &intra_op_; }
+
+  // The attachment `make` builds on the first call; later calls return it.
+  Attachment* Attach(const std::function<std::unique_ptr<Attachment>()>& make);
+
+ private:
+  // Destroyed in reverse: the inter-op pool's threads are joined first, then
+  // the attachment (which refers to the intra-op pool), then that pool.
+  Pool intra_op_;
+  std::once_flag attach_once_;
+  std::unique_ptr<Attachment> attachment_;
+  Pool inter_op_;
+};
+
+}  // namespace graphi
+
+#endif  // GRAPHI_TF_CC_TEAMS_STOCK_POOLS_H_

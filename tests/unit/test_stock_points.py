@@ -1,0 +1,97 @@
+"""Stock points: GRAPHI_EXECUTORS=stock:IxA runs every step on TensorFlow's own executor, with
+its ops on an inter-op pool of I threads GRAPHI owns and their kernels' intra-op work on a
+pool of A threads (TensorFlow's inter_op / intra_op_parallelism_threads, without a new
+process). Each case runs in its own process, since the setting is read when a graph's
+executor is made."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(180)
+
+SCRIPT = r"""
+import glob, json, os
+import numpy as np
+import tensorflow as tf
+import graphi_tf
+
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [384, 384])  # fed: grappler cannot fold the step
+    y = x
+    for _ in range(8):
+        y = tf.nn.relu(tf.matmul(y, x) * 0.002)
+    total = tf.reduce_sum(y)
+config = graphi_tf.session_config() if os.environ.get("ARM") == "graphi" else None
+with tf.compat.v1.Session(graph=g, config=config) as s:
+    feed = {x: np.random.RandomState(0).rand(384, 384).astype(np.float32)}
+    values = [float(s.run(total, feed)) for _ in range(20)]
+
+def threads(prefix):
+    out = []
+    for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+        with open(f"{task}/comm") as f:
+            if f.read().strip().startswith(prefix):
+                with open(f"{task}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                out.append(int(fields[11]) + int(fields[12]))  # utime + stime, ticks
+    return out
+
+info = graphi_tf.info()
+print(json.dumps({"value": values[-1], "setting": info.get("setting"),
+                  "steps": [[x["steps_run"], x["steps_on_stock_executor"]] for x in info["graphs"]],
+                  "inter": threads("gstock-inter"), "intra": threads("gstock-intra")}))
+"""
+
+
+def run(arm, executors=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_AUTOTUNE="0", ARM=arm)
+    if executors is not None:
+        env["GRAPHI_EXECUTORS"] = executors
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=150)
+    return done
+
+
+def result(arm, executors=None):
+    import json
+
+    done = run(arm, executors)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_stock_point_runs_every_step_on_tensorflows_executor_with_stocks_result():
+    stock = result("stock")
+    point = result("graphi", "stock:2x1")
+    assert point["setting"] == "stock:2x1"
+    assert point["steps"] == [[20, 20]]
+    assert point["value"] == pytest.approx(stock["value"], rel=1e-5)
+
+
+def test_a_stock_point_has_its_inter_op_and_intra_op_threads():
+    point = result("graphi", "stock:1x2")
+    assert len(point["inter"]) == 1 and len(point["intra"]) == 2
+    point = result("graphi", "stock:2x1")
+    assert len(point["inter"]) == 2 and len(point["intra"]) == 1
+
+
+def test_kernels_on_a_stock_point_split_their_work_over_its_intra_op_pool():
+    # Matmuls of 384x384 on an intra-op pool of 2: its threads take blocks, so they use CPU.
+    point = result("graphi", "stock:1x2")
+    assert sum(point["intra"]) > 0, point
+
+
+def test_plain_stock_makes_no_pools_of_its_own():
+    point = result("graphi", "stock")
+    assert point["setting"] == "stock" and point["inter"] == [] and point["intra"] == []
+
+
+@pytest.mark.parametrize("bad", ["stock:0x1", "stock:2", "stock:2x1x1", "stock:"])
+def test_an_invalid_stock_point_names_the_variable_and_the_allowed_values(bad):
+    done = run("graphi", bad)
+    assert done.returncode != 0
+    assert f"GRAPHI_EXECUTORS='{bad}' is not a valid setting; allowed: \"stock\", \"stock:IxA\"" in done.stderr
