@@ -57,7 +57,7 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         {_decision.parse_setting_label(label): float(ms) for label, ms in round_.items()}
         for round_ in decision["round_medians_ms"]
     ]
-    order = [tuple(int(v) for v in s) for s in decision["order"]]
+    order = [_decision.setting_from_native(s) for s in decision["order"]]
     eliminated = {_decision.parse_setting_label(label): int(r)
                   for label, r in dict(decision.get("eliminated_after_round", {})).items()}
     # The autotuner's own decision is the record: stored as made, never decided again.
@@ -88,6 +88,8 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         machine=_cache.machine_fingerprint(info),
         executors=chosen[0],
         threads_per_executor=chosen[1],
+        inter_op_threads=chosen[2] if len(chosen) == 4 else 0,
+        intra_op_threads=chosen[3] if len(chosen) == 4 else 0,
         policy=str(info.get("policy") or ""),
         median_step_ms=float(medians.get(chosen, decision.get("reference_step_ms", 0.0))),
         node_count=int(profile.get("node_count", 0)),

@@ -31,7 +31,7 @@ import pathlib
 import tempfile
 import time
 import warnings
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from graphi_tf import decision as _decision
 from graphi_tf import environment as _environment
@@ -279,6 +279,8 @@ class CacheEntry:
         created_unix: Optional[float] = None,
         evidence: Optional[Mapping[str, Any]] = None,
         load_class: str = LOAD_ALONE,
+        inter_op_threads: int = 0,
+        intra_op_threads: int = 0,
     ) -> "CacheEntry":
         """A new entry for this process's versions (unless given), with its key computed.
 
@@ -296,14 +298,26 @@ class CacheEntry:
         ``round_medians_ms`` has one item per round (null where the setting was not
         timed); ``ratio_median``/``ratio_spread`` are null for a setting with no ratio.
 
+        A stock point (TensorFlow's executor on I inter-op and A intra-op threads GRAPHI
+        owns) is executors x threads_per_executor = 0 x 0 with ``inter_op_threads`` = I and
+        ``intra_op_threads`` = A; the setting then holds those two fields as well.
+
         Raises:
           ValueError: ``evidence`` does not have that shape, or its ``chosen`` is not
             ``executors`` x ``threads_per_executor`` (the message says which field), or
             ``load_class`` is not one of ``LOAD_CLASSES``.
         """
+        setting: Dict[str, Any] = {
+            "executors": int(executors),
+            "threads_per_executor": int(threads_per_executor),
+            "policy": str(policy),
+        }
+        if inter_op_threads or intra_op_threads:
+            setting.update(inter_op_threads=int(inter_op_threads), intra_op_threads=int(intra_op_threads))
+        _check_setting(setting)
         if evidence is not None:
             evidence = json.loads(json.dumps(dict(evidence)))  # a plain, JSON-able copy
-            _check_evidence(evidence, int(executors), int(threads_per_executor))
+            _check_evidence(evidence, setting)
         tf_version = tf_version if tf_version is not None else _current_tf_version()
         graphi_tf_version = graphi_tf_version if graphi_tf_version is not None else _current_graphi_version()
         machine = _canonical_fingerprint(machine)
@@ -314,11 +328,7 @@ class CacheEntry:
             tf_version=tf_version,
             graphi_tf_version=graphi_tf_version,
             machine=machine,
-            setting={
-                "executors": int(executors),
-                "threads_per_executor": int(threads_per_executor),
-                "policy": str(policy),
-            },
+            setting=setting,
             median_step_ms=float(median_step_ms),
             table=[dict(row) for row in table],
             node_count=int(node_count),
@@ -373,15 +383,7 @@ class CacheEntry:
         setting = data["setting"]
         if not isinstance(setting, dict):
             raise ValueError("field 'setting' is not an object")
-        _check(setting, "executors", int, "setting.")
-        _check(setting, "threads_per_executor", int, "setting.")
-        _check(setting, "policy", str, "setting.")
-        stock = (setting["executors"], setting["threads_per_executor"]) == _decision.STOCK
-        if not stock and (setting["executors"] < 1 or setting["threads_per_executor"] < 1):
-            raise ValueError(
-                f"setting {setting['executors']}x{setting['threads_per_executor']} is invalid "
-                "(both must be >= 1, or both 0 for stock)"
-            )
+        _check_setting(setting)
         _check_list(data, "table", dict)
         _check_list(data, "node_costs_ns", int)
         _check_list(data, "node_names", str)
@@ -391,7 +393,7 @@ class CacheEntry:
             )
         evidence = data.get("evidence")
         if evidence is not None:
-            _check_evidence(evidence, setting["executors"], setting["threads_per_executor"])
+            _check_evidence(evidence, setting)
         load_class = data.get("load_class", LOAD_ALONE)
         if load_class not in LOAD_CLASSES:
             raise ValueError(f"field 'load_class' is {load_class!r}, not one of {', '.join(LOAD_CLASSES)}")
@@ -412,15 +414,43 @@ class _SchemaMismatch(ValueError):
     pass
 
 
-def _check_evidence(evidence: Any, executors: int, threads_per_executor: int) -> None:
+def setting_of(setting: Mapping[str, Any]) -> _decision.Setting:
+    """An entry's ``setting`` object as a ``graphi_tf.decision.Setting``: ``(E, T)``, ``(0, 0)``
+    for stock, ``(0, 0, I, A)`` for a stock point."""
+    if "inter_op_threads" in setting:
+        return _decision.stock_point(setting["inter_op_threads"], setting["intra_op_threads"])
+    return (int(setting["executors"]), int(setting["threads_per_executor"]))
+
+
+def _check_setting(setting: Mapping[str, Any]) -> None:
+    _check(setting, "executors", int, "setting.")
+    _check(setting, "threads_per_executor", int, "setting.")
+    _check(setting, "policy", str, "setting.")
+    stock = (setting["executors"], setting["threads_per_executor"]) == _decision.STOCK
+    if not stock and (setting["executors"] < 1 or setting["threads_per_executor"] < 1):
+        raise ValueError(
+            f"setting {setting['executors']}x{setting['threads_per_executor']} is invalid "
+            "(both must be >= 1, or both 0 for stock)"
+        )
+    if "inter_op_threads" in setting or "intra_op_threads" in setting:
+        _check(setting, "inter_op_threads", int, "setting.")
+        _check(setting, "intra_op_threads", int, "setting.")
+        if not stock or setting["inter_op_threads"] < 1 or setting["intra_op_threads"] < 1:
+            raise ValueError(
+                f"setting stock:{setting['inter_op_threads']}x{setting['intra_op_threads']} is invalid "
+                "(a stock point has executors x threads_per_executor = 0 x 0 and both pool sizes >= 1)"
+            )
+
+
+def _check_evidence(evidence: Any, setting: Mapping[str, Any]) -> None:
     try:
         decision = _decision.Decision.from_dict(evidence)
     except ValueError as e:
         raise ValueError(f"field 'evidence' is invalid: {e}") from None
-    if decision.chosen != (executors, threads_per_executor):
+    if decision.chosen != setting_of(setting):
         raise ValueError(
             f"field 'evidence' chose {evidence['chosen']} but the entry's setting is "
-            f"{executors}x{threads_per_executor}"
+            f"{_decision.setting_label(setting_of(setting))}"
         )
 
 
@@ -695,6 +725,8 @@ def apply_cached_entries(native: Any = None, directory: Optional[pathlib.Path] =
     adopted = 0
     for entry in load_matching_entries(native.runtime_info(), directory):
         setting = entry.setting
+        # A stock point also names its pools (only then: the arguments are newer).
+        pools = {name: setting[name] for name in ("inter_op_threads", "intra_op_threads") if name in setting}
         try:
             native.adopt_setting(
                 entry.signature,
@@ -705,6 +737,7 @@ def apply_cached_entries(native: Any = None, directory: Optional[pathlib.Path] =
                 list(entry.node_costs_ns),
                 list(entry.node_names),
                 entry.load_class,
+                **pools,
             )
         except (ValueError, TypeError, RuntimeError) as e:
             path = entry_path(entry.key, directory)

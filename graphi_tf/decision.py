@@ -30,8 +30,11 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-Setting = Tuple[int, int]
-"""(executors, threads_per_executor)."""
+Setting = Tuple[int, ...]
+"""Where steps run, as the native library spells it: ``(E, T)`` for E teams of T threads,
+``STOCK`` = ``(0, 0)`` for TensorFlow's executor on its own pools, and ``(0, 0, I, A)`` for a
+stock point: TensorFlow's executor on I inter-op and A intra-op threads GRAPHI owns
+(``stock_point``)."""
 
 MIN_ROUNDS_TO_ADOPT = 2
 """A setting other than the default is adopted only with at least this many ratios."""
@@ -46,29 +49,61 @@ inside the GRAPHI executor. The online autotuner times it beside the team layout
 it as the default (the reference), so a graph runs on teams only where they beat it."""
 
 
+def stock_point(inter_op_threads: int, intra_op_threads: int) -> Setting:
+    """The stock point with these pool sizes: ``(0, 0, I, A)``."""
+    return (0, 0, int(inter_op_threads), int(intra_op_threads))
+
+
+def is_stock(setting: Setting) -> bool:
+    """Whether TensorFlow's executor runs the steps (``STOCK`` or a stock point)."""
+    return tuple(setting[:2]) == STOCK
+
+
 def setting_label(setting: Setting) -> str:
-    """``(2, 1)`` -> ``"2x1"``; ``STOCK`` -> ``"stock"``."""
+    """``(2, 1)`` -> ``"2x1"``; ``STOCK`` -> ``"stock"``; ``(0, 0, 2, 1)`` -> ``"stock:2x1"``
+    (the native library's labels)."""
+    if len(setting) == 4 and is_stock(setting):
+        return f"stock:{setting[2]}x{setting[3]}"
     if tuple(setting) == STOCK:
         return "stock"
     return f"{setting[0]}x{setting[1]}"
 
 
+def _pair(text: str, label: str) -> Tuple[int, int]:
+    try:
+        a, b = text.split("x")
+        pair = (int(a), int(b))
+    except ValueError:
+        raise ValueError(f"setting label {label!r} is invalid; expected 'ExT' (e.g. '2x1'), 'stock' "
+                         "or 'stock:IxA'") from None
+    if pair[0] < 1 or pair[1] < 1:
+        raise ValueError(f"setting label {label!r} is invalid; its numbers must be >= 1")
+    return pair
+
+
 def parse_setting_label(label: str) -> Setting:
-    """``"2x1"`` -> ``(2, 1)``; ``"stock"`` -> ``STOCK``.
+    """``"2x1"`` -> ``(2, 1)``; ``"stock"`` -> ``STOCK``; ``"stock:2x1"`` -> ``(0, 0, 2, 1)``.
 
     Raises:
-      ValueError: ``label`` is not ``"stock"`` or ``"ExT"`` with whole numbers E, T >= 1.
+      ValueError: ``label`` is not ``"stock"``, ``"stock:IxA"`` or ``"ExT"`` with whole
+        numbers >= 1.
     """
-    if str(label).lower() == "stock":
+    text = str(label).lower()
+    if text == "stock":
         return STOCK
-    try:
-        e, t = str(label).lower().split("x")
-        setting = (int(e), int(t))
-    except ValueError:
-        raise ValueError(f"setting label {label!r} is invalid; expected 'ExT', e.g. '2x1', or 'stock'") from None
-    if setting[0] < 1 or setting[1] < 1:
-        raise ValueError(f"setting label {label!r} is invalid; E and T must be >= 1")
-    return setting
+    if text.startswith("stock:"):
+        return stock_point(*_pair(text[len("stock:"):], label))
+    return _pair(text, label)
+
+
+def setting_from_native(value: Sequence[Any]) -> Setting:
+    """A setting as the native library returns it (``[E, T]``, ``[0, 0]``, ``[0, 0, I, A]``).
+
+    Raises ValueError for any other shape."""
+    setting = tuple(int(v) for v in value)
+    if len(setting) == 2 or (len(setting) == 4 and is_stock(setting)):
+        return setting
+    raise ValueError(f"{list(value)!r} is not a setting; expected [E, T], [0, 0] or [0, 0, I, A]")
 
 
 def round_ratios(
@@ -294,7 +329,8 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
     default = tuple(default)  # type: ignore[assignment]
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
-    made = native.decide_setting([{s: v for s, v in m.items()} for m in rounds], default, settings)
+    made = native.decide_setting([{setting_label(s): v for s, v in m.items()} for m in rounds],
+                                 setting_label(default), [setting_label(s) for s in settings])
     return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
 
@@ -307,11 +343,11 @@ def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setti
     what is stored is what the autotuner did.
 
     Raises ValueError (or KeyError) for a malformed native decision."""
-    default = tuple(int(v) for v in native["default"])
-    chosen = tuple(int(v) for v in native["chosen"])
+    default = setting_from_native(native["default"])
+    chosen = setting_from_native(native["chosen"])
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
     eliminated = {tuple(s): int(r) for s, r in eliminated_after_round.items()}
-    by_setting = {tuple(int(v) for v in e["setting"]): e for e in native["evidence"]}
+    by_setting = {setting_from_native(e["setting"]): e for e in native["evidence"]}
     evidence = []
     for setting in (tuple(s) for s in order):
         item = by_setting.get(setting, {"ratios": [], "ratio_median": None, "ratio_spread": None})

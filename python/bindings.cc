@@ -69,17 +69,30 @@ py::dict ExecutionToDict(const graphi::GraphProfile& profile, const graphi::Step
   return d;
 }
 
-// Python's spelling of a complete setting: [E, T], [0, 0] for stock.
+// Python's spelling of a complete setting (graphi_tf.decision.Setting):
+// [E, T] for teams, [0, 0] for stock, [0, 0, I, A] for stock point IxA.
 py::list SettingToList(const graphi::Setting& s) {
   py::list l;
-  l.append(s.executors);
-  l.append(s.threads_per_executor);
+  l.append(s.stock ? 0 : s.executors);
+  l.append(s.stock ? 0 : s.threads_per_executor);
+  if (s.stock_point()) {
+    l.append(s.inter_op_threads());
+    l.append(s.intra_op_threads());
+  }
   return l;
 }
 
 graphi::Setting SettingFromPair(const std::pair<int, int>& p) {
   return p.first == 0 && p.second == 0 ? graphi::kStockSetting
                                        : graphi::TeamsSetting(p.first, p.second);
+}
+
+// A setting's label ("2x1", "stock", "stock:2x1"); a ValueError otherwise.
+graphi::Setting SettingFromLabel(const std::string& label) {
+  graphi::Setting setting;
+  std::string error;
+  if (!graphi::ParseSetting(label, "setting", &setting, &error)) throw py::value_error(error);
+  return setting;
 }
 
 std::vector<std::pair<int, int>> SettingsToPairs(const std::vector<graphi::Setting>& settings) {
@@ -307,7 +320,8 @@ py::dict LastStepRecord(const std::string& signature) {
 bool AdoptSetting(const std::string& signature, int executors, int threads_per_executor,
                   const std::string& policy, const std::string& source,
                   const std::vector<int64_t>& node_costs_ns,
-                  const std::vector<std::string>& node_names, const std::string& load_class) {
+                  const std::vector<std::string>& node_names, const std::string& load_class,
+                  int inter_op_threads, int intra_op_threads) {
   graphi::Adoption adoption;
   std::string unused;
   // From Python only the cache and tune() adopt; "autotuned" is the autotuner's own.
@@ -324,6 +338,16 @@ bool AdoptSetting(const std::string& signature, int executors, int threads_per_e
                           " is invalid; allowed: both >= 1, or 0 x 0 for stock");
   }
   adoption.setting = SettingFromPair({executors, threads_per_executor});
+  if (inter_op_threads != 0 || intra_op_threads != 0) {
+    if (!adoption.setting.stock || inter_op_threads < 1 || intra_op_threads < 1) {
+      throw py::value_error(
+          "inter_op_threads x intra_op_threads = " + std::to_string(inter_op_threads) + " x " +
+          std::to_string(intra_op_threads) +
+          " is invalid; allowed: both >= 1 with executors x threads_per_executor = 0 x 0 "
+          "(a stock point), or both 0");
+    }
+    adoption.setting = graphi::StockPointSetting(inter_op_threads, intra_op_threads);
+  }
   adoption.setting.policy = PolicyArg(policy);
   adoption.node_costs_ns = node_costs_ns;
   adoption.node_names = node_names;
@@ -405,8 +429,10 @@ void DefineTuning(py::module_& m) {
   m.def("adopt_setting", &AdoptSetting, py::arg("signature"), py::arg("executors"),
         py::arg("threads_per_executor"), py::arg("policy"), py::arg("source"),
         py::arg("node_costs_ns"), py::arg("node_names"), py::arg("load_class") = "alone",
+        py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
         "Records a cached or tuned setting (and costs) for a graph signature and load class "
-        "(alone: one step at a time; under_load: overlapping steps).");
+        "(alone: one step at a time; under_load: overlapping steps). A stock point: 0 x 0 "
+        "with its inter_op_threads and intra_op_threads.");
   m.def("clear_adoptions", []() {
     graphi::ProcessAutotuner().Reset();
     graphi::GraphRegistry::Get().ClearAdoptions();
@@ -425,19 +451,19 @@ void DefineTuning(py::module_& m) {
   m.def("tuning_candidates", []() {
     return SettingsToPairs(graphi::TuningCandidates(graphi::Runtime::Get().topology()));
   }, "The settings the autotuner tries on this machine.");
-  m.def("decide_setting", [](const std::vector<std::map<std::pair<int, int>, double>>& rounds,
-                             const std::pair<int, int>& default_setting,
-                             const std::vector<std::pair<int, int>>& order) {
+  m.def("decide_setting", [](const std::vector<std::map<std::string, double>>& rounds,
+                             const std::string& default_setting,
+                             const std::vector<std::string>& order) {
     std::vector<std::map<graphi::Setting, double>> round_medians;
     for (const auto& round : rounds) {
       std::map<graphi::Setting, double> r;
-      for (const auto& [setting, median] : round) r[SettingFromPair(setting)] = median;
+      for (const auto& [label, median] : round) r[SettingFromLabel(label)] = median;
       round_medians.push_back(std::move(r));
     }
     std::vector<graphi::Setting> settings;
-    for (const auto& setting : order) settings.push_back(SettingFromPair(setting));
+    for (const auto& label : order) settings.push_back(SettingFromLabel(label));
     return DecisionToDict(
-        graphi::DecideSetting(round_medians, SettingFromPair(default_setting), settings));
+        graphi::DecideSetting(round_medians, SettingFromLabel(default_setting), settings));
   }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
      "The decision rule (tuning_decision.h): graphi_tf.tune's decisions are made here, "
      "as the online autotuner's are.");

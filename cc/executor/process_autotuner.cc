@@ -42,8 +42,11 @@ Autotuner& ProcessAutotuner() {
         options.candidates.end()) {
       options.candidates.push_back(one_team_per_tile);
     }
+    // TensorFlow's executor on pools GRAPHI sizes: where stock's best point
+    // is not its default, the autotuner can reach it (docs/tuning.md).
+    for (const Setting& point : StockPointCandidates(topology)) options.candidates.push_back(point);
     // Do no harm against what the user had before GRAPHI: TensorFlow's own
-    // pools are the reference, and a team layout is adopted only where it
+    // pools are the reference, and another setting is adopted only where it
     // beats them by more than its spread (kept: the graph runs on them).
     options.candidates.push_back(kStockSetting);
     options.default_setting = kStockSetting;

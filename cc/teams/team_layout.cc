@@ -241,4 +241,15 @@ std::vector<Setting> TuningCandidates(const Topology& topology) {
   return out;
 }
 
+std::vector<Setting> StockPointCandidates(const Topology& topology) {
+  const int cores = UsableCores(topology);
+  std::vector<Setting> out;
+  if (cores < 2) return out;
+  out.push_back(StockPointSetting(cores, 1));
+  if (cores >= 8) out.push_back(StockPointSetting(cores / 4, 4));
+  out.push_back(StockPointSetting(1, cores));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace graphi

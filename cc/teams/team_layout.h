@@ -70,6 +70,15 @@ std::vector<Setting> SymmetricSettings(const Topology& topology);
 // can visit (docs/design.md, "Manycore").
 std::vector<Setting> TuningCandidates(const Topology& topology);
 
+// The stock points (setting.h) the online autotuner also compares on
+// `topology`, with N usable cores: TensorFlow's executor on N inter-op
+// threads of single-threaded kernels (stock:Nx1, the best stock setting for
+// graphs of many small parallel ops) and on 1 inter-op thread with N intra-op
+// threads (stock:1xN, for chains of large ops); with N >= 8 also the split in
+// between (stock:(N/4)x4). None below 2 cores. Few on purpose: each costs its
+// visits in every exploration.
+std::vector<Setting> StockPointCandidates(const Topology& topology);
+
 }  // namespace graphi
 
 #endif  // GRAPHI_TF_CC_TEAMS_TEAM_LAYOUT_H_

@@ -554,7 +554,7 @@ def _round_status(record: Dict[str, Any]) -> str:
         chosen = autotune.get("chosen")
         status += (f", autotune {autotune.get('state')}"
                    + (f" {_decision.setting_label(tuple(chosen))}"
-                      if isinstance(chosen, list) and len(chosen) == 2 else ""))
+                      if isinstance(chosen, list) and len(chosen) in (2, 4) else ""))
     settle = record.get("autotune_settle")
     if isinstance(settle, dict) and settle.get("steps"):
         status += f" after {settle['steps']} more warm-up steps"

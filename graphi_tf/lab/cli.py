@@ -134,7 +134,7 @@ def _cache_list(cache: Any, directory: Any, args: argparse.Namespace) -> int:
         rows.append({
             "key": entry.key,
             "signature": entry.signature,
-            "setting": f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip(),
+            "setting": f"{_decision.setting_label(cache.setting_of(s))} {s['policy']}".strip(),
             "executors": s["executors"],
             "threads_per_executor": s["threads_per_executor"],
             "policy": s["policy"],
@@ -193,6 +193,8 @@ def _format_entry(entry: Any, path: Any) -> str:
     """``cache show``: the entry's identity, setting and note, then its decision: the
     reason, the evidence table, and each setting's per-round medians with their ratio to
     the default."""
+    from graphi_tf.cache import setting_of
+
     s = entry.setting
     m = entry.machine
     tiles = m["tiles"]
@@ -201,7 +203,7 @@ def _format_entry(entry: Any, path: Any) -> str:
         ("key", entry.key),
         ("path", str(path)),
         ("signature", entry.signature),
-        ("setting", f"{s['executors']}x{s['threads_per_executor']} {s['policy']}".strip()),
+        ("setting", f"{_decision.setting_label(setting_of(s))} {s['policy']}".strip()),
         ("load", _LOAD_CLASS_TEXT.get(entry.load_class, entry.load_class)),
         ("median", f"{entry.median_step_ms:.3f} ms per "
                    f"{'request' if entry.load_class == 'under_load' else 'step'}"),

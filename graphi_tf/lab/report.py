@@ -548,8 +548,9 @@ def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
     for a in states:
         what = str(a.get("state", "?"))
         chosen = a.get("chosen")
-        if isinstance(chosen, list) and len(chosen) == 2:
-            what += " " + _decision.setting_label(tuple(chosen))  # "stock": TensorFlow's pools
+        if isinstance(chosen, list) and len(chosen) in (2, 4):
+            # "stock": TensorFlow's pools; "stock:2x1": its executor on GRAPHI's pools
+            what += " " + _decision.setting_label(tuple(chosen))
         counts[what] = counts.get(what, 0) + 1
     parts = [f"{what} in {n} round{'s' if n != 1 else ''}" for what, n in counts.items()]
     exploring = sum(1 for r in arm.get("rounds", []) if r.get("ok") and

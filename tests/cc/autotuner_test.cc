@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ class FakeControl : public LayoutControl {
   }
   void StopExploring() override {
     exploring = false;
-    current = kDefault;
+    current = reference;
   }
   void Adopt(const std::string& signature, const Setting& chosen,
              LoadClass load_class) override {
@@ -46,6 +47,7 @@ class FakeControl : public LayoutControl {
   }
 
   static constexpr Setting kDefault{2, 1};
+  Setting reference = kDefault;  // the autotuner's default setting
   bool enabled = true;
   bool explicit_layout = false;
   bool exploring = false;
@@ -59,6 +61,25 @@ class FakeControl : public LayoutControl {
 class Harness {
  public:
   Harness() : tuner_(Options(), &control_) {}
+  // On `options`, whose default the graph starts on.
+  explicit Harness(const AutotuneOptions& options)
+      : control_(ControlStartingOn(options.default_setting)), tuner_(options, &control_) {}
+
+  static FakeControl ControlStartingOn(const Setting& setting) {
+    FakeControl control;
+    control.reference = setting;
+    control.current = setting;
+    return control;
+  }
+
+  // As the process's autotuner: TensorFlow's pools the reference, stock
+  // points and team layouts the candidates.
+  static AutotuneOptions StockReferenceOptions() {
+    AutotuneOptions o = Options();
+    o.candidates = {{1, 2}, {2, 1}, StockPointSetting(1, 2), StockPointSetting(2, 1), kStockSetting};
+    o.default_setting = kStockSetting;
+    return o;
+  }
 
   static AutotuneOptions Options() {
     AutotuneOptions o;
@@ -273,6 +294,45 @@ TEST(AutotunerTest, AnExplicitSettingWins) {
   h.Run(1, Fixed);
   EXPECT_EQ(h.Status().state, AutotuneState::kSkipped);
   EXPECT_FALSE(h.control_.exploring);
+}
+
+// Stock 25 ms, its 2x1 point 20, everything else 30.
+double StockPointFastest(const Setting& s, int) {
+  if (s == kStockSetting) return 25;
+  if (s == StockPointSetting(2, 1)) return 20;
+  return 30;
+}
+
+TEST(AutotunerTest, AStockPointThatBeatsTensorFlowsPoolsByMoreThanItsSpreadIsAdopted) {
+  Harness h(Harness::StockReferenceOptions());
+  h.Run(600, StockPointFastest);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(st.chosen, StockPointSetting(2, 1));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), StockPointSetting(2, 1));
+  EXPECT_NE(std::find(h.control_.visits.begin(), h.control_.visits.end(), StockPointSetting(1, 2)),
+            h.control_.visits.end());
+}
+
+TEST(AutotunerTest, AStockPointWithinItsSpreadOfTensorFlowsPoolsKeepsThem) {
+  Harness h(Harness::StockReferenceOptions());
+  // stock:2x1 alternates 5% either side of stock; the rest are slower.
+  h.Run(600, [](const Setting& s, int i) {
+    if (s == kStockSetting) return 25.0;
+    if (s == StockPointSetting(2, 1)) return (i / 7) % 2 ? 23.75 : 26.25;
+    return 30.0;
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), kStockSetting);
+}
+
+TEST(AutotunerTest, AnExplicitSettingWinsOverStockPointsToo) {
+  Harness h(Harness::StockReferenceOptions());
+  h.control_.explicit_layout = true;
+  h.Run(200, StockPointFastest);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_FALSE(h.control_.HasAdopted(LoadClass::kAlone));
 }
 
 TEST(AutotunerTest, AGraphWithACachedSettingIsNotExplored) {

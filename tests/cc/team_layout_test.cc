@@ -294,5 +294,19 @@ TEST(TuningCandidatesTest, AreValidAndIncludeTheDefault) {
   }
 }
 
+TEST(StockPointCandidatesTest, AllInterOpAndAllIntraOpOnTwoCores) {
+  EXPECT_EQ(StockPointCandidates(FakeMachine(2, 1)),
+            (Settings{StockPointSetting(1, 2), StockPointSetting(2, 1)}));
+}
+
+TEST(StockPointCandidatesTest, ManyCoresAddTheSplitInBetween) {
+  EXPECT_EQ(StockPointCandidates(FakeMachine(16, 1)),
+            (Settings{StockPointSetting(1, 16), StockPointSetting(4, 4), StockPointSetting(16, 1)}));
+}
+
+TEST(StockPointCandidatesTest, NoneOnOneCore) {
+  EXPECT_TRUE(StockPointCandidates(FakeMachine(1, 1)).empty());
+}
+
 }  // namespace
 }  // namespace graphi

@@ -14,6 +14,8 @@ import textwrap
 
 import pytest
 
+from graphi_tf import decision
+
 pytestmark = pytest.mark.timeout(240)
 
 # A small TF1 step on GRAPHI, run `steps` times; prints what info() says afterwards.
@@ -67,6 +69,12 @@ SCRIPT = textwrap.dedent("""
         cache.write_entry(cache.CacheEntry.build(
             signature=main["signature"], machine=cache.machine_fingerprint(info), executors=0,
             threads_per_executor=0, policy="", median_step_ms=1.0, note="test: stock"))
+    if mode == "write_stock_point_entry":
+        from graphi_tf import cache
+        cache.write_entry(cache.CacheEntry.build(
+            signature=main["signature"], machine=cache.machine_fingerprint(info), executors=0,
+            threads_per_executor=0, inter_op_threads=2, intra_op_threads=1, policy="",
+            median_step_ms=1.0, note="test: stock:2x1"))
     from graphi_tf import _loader
     native = _loader.native()
     json.dump({"main": main, "same_results": same, "enabled": info["autotune_enabled"],
@@ -93,7 +101,7 @@ def test_an_untuned_graph_is_explored_then_adopted_and_cached(tmp_path):
     tune = out["main"]["autotune"]
     assert tune["state"] in ("adopted", "kept_default"), tune
     assert out["main"]["source"] == "autotuned"
-    assert tune["chosen"] == [out["main"]["executors"], out["main"]["threads_per_executor"]]
+    assert decision.setting_label(tune["chosen"]) == out["main"]["setting"]
     assert len(tune["round_medians_ms"]) >= 2
     assert out["cache"], "the decision was not cached"
     assert out["same_results"]
@@ -118,8 +126,7 @@ def test_a_later_process_starts_from_the_cached_decision(tmp_path):
     second, _ = run(tmp_path, 20)
     assert second["main"]["source"] == "cache"
     assert second["main"]["autotune"]["state"] == "skipped"
-    assert [second["main"]["executors"], second["main"]["threads_per_executor"]] == \
-        first["main"]["autotune"]["chosen"]
+    assert second["main"]["setting"] == decision.setting_label(first["main"]["autotune"]["chosen"])
 
 
 def test_every_layout_is_judged_against_tensorflows_own_pools(tmp_path):
@@ -127,8 +134,9 @@ def test_every_layout_is_judged_against_tensorflows_own_pools(tmp_path):
     tune = out["main"]["autotune"]
     assert tune["state"] in ("adopted", "kept_default"), tune
     assert all("stock" in round_ for round_ in tune["round_medians_ms"]), tune
-    # Kept the default: the graph now runs on TensorFlow's pools; adopted: on teams.
-    assert out["main"]["stock_pools"] is (tune["state"] == "kept_default")
+    # Kept the default: the graph now runs on TensorFlow's pools; adopted: on teams, or on
+    # TensorFlow's executor on a stock point's pools.
+    assert out["main"]["stock_pools"] is decision.is_stock(tune["chosen"])
     assert out["same_results"]
 
 
@@ -138,6 +146,16 @@ def test_a_graph_cached_as_stock_starts_on_tensorflows_pools(tmp_path):
     assert out["main"]["source"] == "cache"
     assert out["main"]["stock_pools"] is True
     assert [out["main"]["executors"], out["main"]["threads_per_executor"]] == [0, 0]
+    assert out["main"]["autotune"]["state"] == "skipped"
+    assert out["same_results"]
+
+
+def test_a_graph_cached_on_a_stock_point_starts_on_its_pools(tmp_path):
+    run(tmp_path, 5, "write_stock_point_entry", GRAPHI_AUTOTUNE="0")
+    out, _ = run(tmp_path, 5)
+    assert out["main"]["source"] == "cache"
+    assert (out["main"]["stock_pools"], out["main"]["setting"]) == (True, "stock:2x1")
+    assert out["main"]["steps_on_stock_executor"] == out["main"]["steps_run"]
     assert out["main"]["autotune"]["state"] == "skipped"
     assert out["same_results"]
 

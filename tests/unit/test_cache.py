@@ -395,9 +395,44 @@ class FakeNative:
         return dict(self.info)
 
     def adopt_setting(self, signature, executors, threads_per_executor, policy, source, costs, names,
-                      load_class="alone"):
+                      load_class="alone", inter_op_threads=0, intra_op_threads=0):
         self.adopted.append((signature, executors, threads_per_executor, policy, source, costs, names))
         self.load_classes.append((signature, load_class))
+        self.pools = getattr(self, "pools", []) + [(inter_op_threads, intra_op_threads)]
+
+
+def stock_point_entry(load_class="alone", inter=2, intra=1, **kw):
+    """An entry whose setting is stock point stock:<inter>x<intra>, decided against stock."""
+    point = (0, 0, inter, intra)
+    rounds = [{(0, 0): 10.0, point: 8.0}, {(0, 0): 10.0, point: 8.2}]
+    evidence = decide(rounds, (0, 0), [(0, 0), point]).to_dict()
+    return make_entry(executors=0, threads=0, inter_op_threads=inter, intra_op_threads=intra,
+                      evidence=evidence, load_class=load_class, **kw)
+
+
+def test_a_stock_point_entry_keeps_its_pool_sizes_and_reads_back(cache_env):
+    path = cache.write_entry(stock_point_entry())
+    entry = cache.read_entry(path)
+    assert entry.setting == {"executors": 0, "threads_per_executor": 0, "policy": "critical_path_first",
+                             "inter_op_threads": 2, "intra_op_threads": 1}
+    assert cache.setting_of(entry.setting) == (0, 0, 2, 1)
+    assert entry.evidence["chosen"] == "stock:2x1"
+
+
+def test_the_cache_keeps_a_stock_point_per_load_class_and_applies_each_with_its_pools(cache_env):
+    cache.write_entry(stock_point_entry(created_unix=1.0))
+    cache.write_entry(stock_point_entry(load_class="under_load", inter=1, intra=2, created_unix=2.0))
+    native = FakeNative()
+    assert cache.apply_cached_entries(native) == 2
+    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load")]
+    assert [a[1:3] for a in native.adopted] == [(0, 0), (0, 0)]
+    assert native.pools == [(2, 1), (1, 2)]
+
+
+@pytest.mark.parametrize("inter, intra, executors", [(0, 1, 0), (2, 0, 0), (2, 1, 2)])
+def test_an_invalid_stock_point_is_refused_naming_it(inter, intra, executors):
+    with pytest.raises(ValueError, match=f"setting stock:{inter}x{intra} is invalid"):
+        make_entry(executors=executors, threads=executors, inter_op_threads=inter, intra_op_threads=intra)
 
 
 def test_apply_cached_entries_adopts_matching_entries_as_cache_oldest_first(cache_env):

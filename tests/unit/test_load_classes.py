@@ -88,7 +88,7 @@ SCRIPT = textwrap.dedent("""
                        "autotune": g["autotune"], "same": same})
     from graphi_tf import autotune_persister, cache
     autotune_persister.persist_decisions()
-    entries = [{"load_class": e.load_class, "setting": [e.setting["executors"], e.setting["threads_per_executor"]]}
+    entries = [{"load_class": e.load_class, "setting": list(cache.setting_of(e.setting))}
                for e in cache.list_entries()]
     json.dump({"phases": phases, "entries": entries}, sys.stdout)
 """)
