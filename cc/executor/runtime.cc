@@ -94,7 +94,10 @@ StockPools* Runtime::StockPointPoolsLocked(int inter_op_threads, int intra_op_th
       return pools.get();
     }
   }
-  stock_point_pools_.push_back(std::make_unique<StockPools>(inter_op_threads, intra_op_threads));
+  // The threads span the usable cpus whatever thread gets here (often a
+  // pinned team thread ending a step; stock_pools.h).
+  stock_point_pools_.push_back(
+      std::make_unique<StockPools>(inter_op_threads, intra_op_threads, topology_.usable_cpus));
   return stock_point_pools_.back().get();
 }
 

@@ -1,5 +1,6 @@
 #include "cc/teams/stock_pools.h"
 
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -9,9 +10,10 @@
 namespace graphi {
 
 // Eigen's pool creates its threads through an Environment; ours names them
-// (they stay unpinned, as TensorFlow's are).
+// and lets them run on every usable CPU, as TensorFlow's own pool threads do.
 struct StockPools::Pool::NamedEnvironment {
   std::string name;
+  std::vector<int> cpus;
   std::shared_ptr<std::atomic<int>> next = std::make_shared<std::atomic<int>>(0);
 
   struct Task {
@@ -30,7 +32,12 @@ struct StockPools::Pool::NamedEnvironment {
 
   EnvThread* CreateThread(std::function<void()> f) {
     const std::string thread_name = name + "-" + std::to_string(next->fetch_add(1));
-    return new EnvThread([thread_name, f = std::move(f)]() {
+    return new EnvThread([thread_name, cpus = cpus, f = std::move(f)]() {
+      std::string error;
+      if (!cpus.empty() && !PinCurrentThread(cpus, &error)) {
+        fprintf(stderr, "graphi_tf: could not widen %s to the usable cpus: %s\n",
+                thread_name.c_str(), error.c_str());
+      }
       NameCurrentThread(thread_name);
       f();
     });
@@ -39,10 +46,12 @@ struct StockPools::Pool::NamedEnvironment {
   void ExecuteTask(const Task& t) { t.f(); }
 };
 
-StockPools::Pool::Pool(int threads, const char* name) : num_threads_(threads) {
+StockPools::Pool::Pool(int threads, const char* name, const std::vector<int>& cpus)
+    : num_threads_(threads) {
   GRAPHI_DCHECK(threads >= 1);
   NamedEnvironment env;
   env.name = name;
+  env.cpus = cpus;
   // Spinning allowed, as TensorFlow's own pools do by default.
   pool_ = std::make_unique<Eigen::ThreadPoolTempl<NamedEnvironment>>(threads, /*allow_spinning=*/true,
                                                                      env);
@@ -60,9 +69,9 @@ void StockPools::Pool::Cancel() { pool_->Cancel(); }
 
 int StockPools::Pool::CurrentThreadId() const { return pool_->CurrentThreadId(); }
 
-StockPools::StockPools(int inter_op_threads, int intra_op_threads)
-    : intra_op_(intra_op_threads, "gstock-intra"),
-      inter_op_(inter_op_threads, "gstock-inter") {}
+StockPools::StockPools(int inter_op_threads, int intra_op_threads, const std::vector<int>& cpus)
+    : intra_op_(intra_op_threads, "gstock-intra", cpus),
+      inter_op_(inter_op_threads, "gstock-inter", cpus) {}
 
 StockPools::~StockPools() = default;
 

@@ -10,6 +10,11 @@
 // The executor layer attaches its TensorFlow view of the intra-op pool once
 // (Attach), since kernels need TensorFlow types this layer does not use.
 //
+// Their threads may run on every usable CPU, whatever thread made the pools:
+// the autotuner switches settings from the thread that ends a step, often a
+// pinned team thread, whose one-CPU mask new threads would inherit (a stock
+// point made there ran as if on one core; docs/design.md, "Stock points").
+//
 // Pools are made once per (I, A) and kept for the process (the Runtime holds
 // them), so a step never outlives its pools and no pool is destroyed on one
 // of its own threads.
@@ -23,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "tensorflow/core/platform/threadpool_interface.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -37,10 +43,11 @@ class StockPools {
     virtual ~Attachment() = default;
   };
 
-  // An Eigen pool of `threads` unpinned threads, named `name`-<i>.
+  // An Eigen pool of `threads` threads, named `name`-<i>, each allowed on
+  // all of `cpus` (none given: the mask they inherit).
   class Pool final : public tensorflow::thread::ThreadPoolInterface {
    public:
-    Pool(int threads, const char* name);
+    Pool(int threads, const char* name, const std::vector<int>& cpus);
     ~Pool() override;
     void Schedule(std::function<void()> fn) override;
     void ScheduleWithHint(std::function<void()> fn, int start, int end) override;
@@ -54,7 +61,8 @@ class StockPools {
     std::unique_ptr<Eigen::ThreadPoolTempl<NamedEnvironment>> pool_;
   };
 
-  StockPools(int inter_op_threads, int intra_op_threads);
+  // `cpus`: the process's usable CPUs.
+  StockPools(int inter_op_threads, int intra_op_threads, const std::vector<int>& cpus);
   ~StockPools();
   StockPools(const StockPools&) = delete;
   StockPools& operator=(const StockPools&) = delete;

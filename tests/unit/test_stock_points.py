@@ -95,3 +95,61 @@ def test_an_invalid_stock_point_names_the_variable_and_the_allowed_values(bad):
     done = run("graphi", bad)
     assert done.returncode != 0
     assert f"GRAPHI_EXECUTORS='{bad}' is not a valid setting; allowed: \"stock\", \"stock:IxA\"" in done.stderr
+
+
+EXPLORE = r"""
+import glob, json, os, time
+import numpy as np
+import tensorflow as tf
+import graphi_tf
+
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [64, 256])
+    w = tf.constant(np.random.RandomState(0).rand(256, 256).astype(np.float32) * 0.01)
+    branches = []
+    for _ in range(4):
+        y = x
+        for _ in range(20):
+            y = tf.tanh(tf.matmul(y, w))
+        branches.append(y)
+    total = tf.add_n(branches)
+feed = {x: np.random.RandomState(1).rand(64, 256).astype(np.float32)}
+with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        for _ in range(20):
+            s.run(total, feed)
+        main = max(graphi_tf.info()["graphs"], key=lambda x: x["node_count"])
+        if (main["autotune"] or {}).get("state") not in (None, "waiting", "exploring"):
+            break
+
+def allowed(task):
+    with open(f"{task}/status") as f:
+        return next(l.split(":", 1)[1].strip() for l in f if l.startswith("Cpus_allowed_list"))
+
+pools = {}
+for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+    with open(f"{task}/comm") as f:
+        name = f.read().strip()
+    if name.startswith("gstock"):
+        pools[name + "@" + os.path.basename(task)] = allowed(task)
+print(json.dumps({"state": main["autotune"]["state"], "visited": main["autotune"]["round_medians_ms"][0],
+                  "process": allowed(f"/proc/{os.getpid()}/task/{os.getpid()}"), "pools": pools}))
+"""
+
+
+def test_stock_points_the_autotuner_visits_run_on_every_usable_cpu(tmp_path):
+    # The autotuner switches settings from whichever thread ends a step, often a pinned team
+    # thread: a stock point's threads made there must not inherit its one-cpu mask.
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", EXPLORE], env=env, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any(label.startswith("stock:") for label in out["visited"]), out
+    assert out["pools"], out
+    assert set(out["pools"].values()) == {out["process"]}, out
