@@ -1,34 +1,22 @@
 #include "cc/teams/stock_pools.h"
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <thread>
 
 #include "cc/platform/thread_affinity.h"
+#include "cc/teams/eigen_environment.h"
 #include "cc/util/check.h"
 
 namespace graphi {
 
 // Eigen's pool creates its threads through an Environment; ours names them
 // and lets them run on every usable CPU, as TensorFlow's own pool threads do.
-struct StockPools::Pool::NamedEnvironment {
+struct StockPools::Pool::NamedEnvironment : EigenEnvironmentBase {
   std::string name;
   std::vector<int> cpus;
   std::shared_ptr<std::atomic<int>> next = std::make_shared<std::atomic<int>>(0);
-
-  struct Task {
-    std::function<void()> f;
-  };
-
-  class EnvThread {
-   public:
-    explicit EnvThread(std::function<void()> f) : thread_(std::move(f)) {}
-    ~EnvThread() { thread_.join(); }
-    void OnCancel() {}
-
-   private:
-    std::thread thread_;
-  };
 
   EnvThread* CreateThread(std::function<void()> f) {
     const std::string thread_name = name + "-" + std::to_string(next->fetch_add(1));
@@ -42,8 +30,6 @@ struct StockPools::Pool::NamedEnvironment {
       f();
     });
   }
-  Task CreateTask(std::function<void()> f) { return Task{std::move(f)}; }
-  void ExecuteTask(const Task& t) { t.f(); }
 };
 
 StockPools::Pool::Pool(int threads, const char* name, const std::vector<int>& cpus)

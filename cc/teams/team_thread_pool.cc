@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cc/teams/eigen_environment.h"
 #include "cc/teams/scheduler.h"
 #include "cc/platform/thread_affinity.h"
 
@@ -14,7 +15,7 @@ namespace graphi {
 
 // Eigen's pool creates its threads through an Environment; ours pins helper
 // i to the team's core i and names it.
-struct TeamThreadPool::PinnedEnvironment {
+struct TeamThreadPool::PinnedEnvironment : EigenEnvironmentBase {
   struct Shared {
     int team = 0;
     std::vector<int> cpus;
@@ -27,20 +28,6 @@ struct TeamThreadPool::PinnedEnvironment {
     int started = 0;
   };
   std::shared_ptr<Shared> shared;
-
-  struct Task {
-    std::function<void()> f;
-  };
-
-  class EnvThread {
-   public:
-    explicit EnvThread(std::function<void()> f) : thread_(std::move(f)) {}
-    ~EnvThread() { thread_.join(); }
-    void OnCancel() {}
-
-   private:
-    std::thread thread_;
-  };
 
   EnvThread* CreateThread(std::function<void()> f) {
     std::shared_ptr<Shared> s = shared;
@@ -64,8 +51,6 @@ struct TeamThreadPool::PinnedEnvironment {
       f();
     });
   }
-  Task CreateTask(std::function<void()> f) { return Task{std::move(f)}; }
-  void ExecuteTask(const Task& t) { t.f(); }
 };
 
 TeamThreadPool::TeamThreadPool(int team, std::vector<int> cpus, Scheduler* scheduler,
