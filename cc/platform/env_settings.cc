@@ -70,8 +70,9 @@ EnvInt ReadEnvSwitch(const char* name, bool default_on) {
 GraphiEnvironment ReadGraphiEnvironment() {
   GraphiEnvironment env;
   const char* executors = std::getenv("GRAPHI_EXECUTORS");
-  const std::string stock_point_prefix = "stock:";
-  if (executors != nullptr && std::string(executors).compare(0, 6, stock_point_prefix) == 0) {
+  const std::string stock_point_prefix = "stock:";  // the resolver parses the rest
+  if (executors != nullptr &&
+      std::string(executors).compare(0, stock_point_prefix.size(), stock_point_prefix) == 0) {
     env.executors.set = true;
     env.executors.value = kEnvStock;
     env.stock_point = executors;

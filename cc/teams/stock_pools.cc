@@ -3,7 +3,6 @@
 #include <atomic>
 #include <cstdio>
 #include <string>
-#include <thread>
 
 #include "cc/platform/thread_affinity.h"
 #include "cc/teams/eigen_environment.h"

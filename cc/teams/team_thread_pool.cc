@@ -5,7 +5,6 @@
 #include <condition_variable>
 #include <mutex>
 #include <cstdio>
-#include <thread>
 
 #include "cc/teams/eigen_environment.h"
 #include "cc/teams/scheduler.h"

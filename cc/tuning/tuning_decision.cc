@@ -42,11 +42,16 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
   return e;
 }
 
-// `format` takes one or two doubles; snprintf ignores an unused trailing one.
-std::string Format(const char* format, double a, double b) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), format, a, b);
+// "0.93": how ratios read in reasons.
+std::string Ratio(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f", value);
   return buffer;
+}
+
+// "0.93 ± 0.05".
+std::string RatioAndSpread(double median, double spread) {
+  return Ratio(median) + " ± " + Ratio(spread);
 }
 
 std::string RoundsText(size_t n) {
@@ -61,7 +66,7 @@ std::string ReasonFor(const TuningDecision& decision) {
   if (decision.adopted) {
     for (const SettingEvidence& e : decision.evidence) {
       if (e.setting != decision.chosen) continue;
-      return e.setting.Label() + " adopted: " + Format("%.2f ± %.2f", e.ratio_median, e.ratio_spread) +
+      return e.setting.Label() + " adopted: " + RatioAndSpread(e.ratio_median, e.ratio_spread) +
              " of the default " + d + " over " + RoundsText(e.ratios.size());
     }
   }
@@ -74,12 +79,12 @@ std::string ReasonFor(const TuningDecision& decision) {
   if (closest == nullptr) return "kept the default " + d + ": no other setting was compared with it";
   std::string detail;
   if (static_cast<int>(closest->ratios.size()) < kMinRoundsToAdopt) {
-    detail = closest->setting.Label() + " at " + Format("%.2f", closest->ratio_median, 0.0) +
+    detail = closest->setting.Label() + " at " + Ratio(closest->ratio_median) +
              " in only " + RoundsText(closest->ratios.size()) + ", " +
              std::to_string(kMinRoundsToAdopt) + " needed";
   } else {
     detail = closest->setting.Label() + " at " +
-             Format("%.2f ± %.2f", closest->ratio_median, closest->ratio_spread) + " over " +
+             RatioAndSpread(closest->ratio_median, closest->ratio_spread) + " over " +
              RoundsText(closest->ratios.size());
   }
   return "kept the default " + d + ": no setting beat it by more than its spread (closest: " +
