@@ -49,17 +49,25 @@ def enabled(native: Any = None) -> bool:
     return bool(_native(native).autotune_enabled())
 
 
+def _parse_rounds(rounds_ms: Any) -> list:
+    from graphi_tf import decision as _decision
+
+    return [{_decision.parse_setting_label(label): float(ms) for label, ms in round_.items()}
+            for round_ in rounds_ms]
+
+
 def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any) -> _cache.CacheEntry:
     from graphi_tf import decision as _decision
 
     signature = str(decision["signature"])
-    rounds = [
-        {_decision.parse_setting_label(label): float(ms) for label, ms in round_.items()}
-        for round_ in decision["round_medians_ms"]
-    ]
+    # After a runoff its rounds made the decision (autotuner.h): they are the record's
+    # rounds, and the rounds before it (with their eliminations) are kept beside them.
+    runoff = decision.get("runoff")
+    rounds = _parse_rounds(decision["runoff_medians_ms"] if runoff else decision["round_medians_ms"])
     order = [_decision.setting_from_native(s) for s in decision["order"]]
-    eliminated = {_decision.parse_setting_label(label): int(r)
-                  for label, r in dict(decision.get("eliminated_after_round", {})).items()}
+    eliminated = {} if runoff else {
+        _decision.parse_setting_label(label): int(r)
+        for label, r in dict(decision.get("eliminated_after_round", {})).items()}
     # The autotuner's own decision is the record: stored as made, never decided again.
     verdict = _decision.from_native(decision["decision"], rounds, order, eliminated)
     chosen = verdict.chosen
@@ -71,6 +79,13 @@ def _entry_for(decision: Mapping[str, Any], info: Mapping[str, Any], native: Any
         # > 0: explored under that many concurrent steps; figures are ms per request.
         load_clients=int(decision.get("load_clients", 0)),
         timed_per_visit=int(decision["timed_per_visit"]),
+        # The first, short visit of every setting: it warms up and screens, and is not
+        # among the rounds (ms; per request under load).
+        screening_medians_ms=dict(decision.get("screening_medians_ms", {})),
+        screening_timed_per_visit=int(decision.get("screening_timed_per_visit", 0)),
+        runoff=runoff,
+        rounds_before_runoff_ms=list(decision["round_medians_ms"]) if runoff else None,
+        runoff_timed_per_visit=int(decision.get("runoff_timed_per_visit", 0)),
         exploration_s=float(decision["exploration_s"]),
         cost_ms=float(decision["cost_ms"]),
     )

@@ -20,6 +20,12 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
 4. Elimination (while timing): after each round, a setting whose ratios so far satisfy
    the native ``should_eliminate`` (>= 2 ratios, every one > ``ELIMINATE_RATIO``) is no
    longer timed: it cannot win.
+5. Screening (the online autotuner only): before the rounds, every setting is visited once,
+   briefly; one more than ``SCREEN_OUT_RATIO`` x the default there is not timed in the
+   rounds. Those visits are a setting's first (cold), so they are not among the rounds.
+6. Runoff (the online autotuner only): when the rounds adopt nothing but a setting's median
+   is below ``RUNOFF_BELOW_RATIO``, it and the default are timed again in longer visits,
+   and the rule decides from those runoff rounds alone.
 
 Round indices are 0-based positions in ``round_medians`` everywhere in this module.
 """
@@ -41,6 +47,13 @@ MIN_ROUNDS_TO_ADOPT = 2
 
 ELIMINATE_RATIO = 1.2
 """A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
+
+SCREEN_OUT_RATIO = 1.5
+"""A setting slower than SCREEN_OUT_RATIO x the default in the autotuner's screening round
+is dropped before the rounds."""
+
+RUNOFF_BELOW_RATIO = 0.98
+"""The closest setting not adopted earns a runoff if its median ratio is below this."""
 
 
 STOCK: Setting = (0, 0)
@@ -127,6 +140,9 @@ class SettingEvidence:
       ratio_spread: half the range of ``ratios`` (None without ratios; 0.0 for the default).
       eliminated_after_round: the 0-based round after which it was no longer timed
         (``should_eliminate``), else None.
+      screening_ratio: its step time over the default's in the online autotuner's screening
+        round (None: not screened, e.g. ``graphi_tf.tune``).
+      screened_out: whether that ratio dropped it before the rounds.
     """
 
     setting: Setting
@@ -135,6 +151,8 @@ class SettingEvidence:
     ratio_median: Optional[float]
     ratio_spread: Optional[float]
     eliminated_after_round: Optional[int]
+    screening_ratio: Optional[float] = None
+    screened_out: bool = False
 
     @property
     def label(self) -> str:
@@ -153,6 +171,8 @@ class SettingEvidence:
             "ratio_median": self.ratio_median,
             "ratio_spread": self.ratio_spread,
             "eliminated_after_round": self.eliminated_after_round,
+            "screening_ratio": self.screening_ratio,
+            "screened_out": self.screened_out,
         }
 
 
@@ -192,16 +212,19 @@ class Decision:
                            "round_medians_ms": [float | null, ...],   # one per round
                            "ratios": [float, ...],
                            "ratio_median": float | null, "ratio_spread": float | null,
-                           "eliminated_after_round": int | null}, ...]}
+                           "eliminated_after_round": int | null,
+                           "screening_ratio": float | null, "screened_out": bool}, ...]}
 
-        ``from_dict`` reads it back (and validates it).
+        ``from_dict`` reads it back (and validates it; entries written before screening
+        lack its two fields).
         """
         return {
             "default": setting_label(self.default),
             "chosen": setting_label(self.chosen),
             "adopted": self.adopted,
             "reason": self.reason,
-            "rule": {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT, "eliminate_ratio": ELIMINATE_RATIO},
+            "rule": {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT, "eliminate_ratio": ELIMINATE_RATIO,
+                     "screen_out_ratio": SCREEN_OUT_RATIO, "runoff_below_ratio": RUNOFF_BELOW_RATIO},
             "evidence": [ev.to_dict() for ev in self.evidence],
         }
 
@@ -262,6 +285,12 @@ def _evidence_from_dict(item: Any, index: int) -> SettingEvidence:
     after = item["eliminated_after_round"]
     if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
         raise ValueError(f"{where}.eliminated_after_round is {after!r}, not a round index or null")
+    screening_ratio = item.get("screening_ratio")
+    if screening_ratio is not None and not (_is_number(screening_ratio) and screening_ratio > 0):
+        raise ValueError(f"{where}.screening_ratio is {screening_ratio!r}, not a number > 0 or null")
+    screened_out = item.get("screened_out", False)
+    if not isinstance(screened_out, bool):
+        raise ValueError(f"{where}.screened_out is {screened_out!r}, not true or false")
     return SettingEvidence(
         setting=setting,
         round_medians_ms=tuple(None if m is None else float(m) for m in medians),
@@ -269,6 +298,8 @@ def _evidence_from_dict(item: Any, index: int) -> SettingEvidence:
         ratio_median=None if item["ratio_median"] is None else float(item["ratio_median"]),
         ratio_spread=None if item["ratio_spread"] is None else float(item["ratio_spread"]),
         eliminated_after_round=after,
+        screening_ratio=None if screening_ratio is None else float(screening_ratio),
+        screened_out=screened_out,
     )
 
 
@@ -352,6 +383,7 @@ def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setti
     for setting in (tuple(s) for s in order):
         item = by_setting.get(setting, {"ratios": [], "ratio_median": None, "ratio_spread": None})
         ratios = tuple(float(r) for r in item["ratios"])
+        screening_ratio = item.get("screening_ratio")
         evidence.append(SettingEvidence(
             setting=setting,  # type: ignore[arg-type]
             round_medians_ms=tuple(m.get(setting) for m in rounds),
@@ -359,6 +391,8 @@ def from_native(native: Mapping[str, Any], round_medians: Sequence[Mapping[Setti
             ratio_median=float(item["ratio_median"]) if ratios else None,
             ratio_spread=float(item["ratio_spread"]) if ratios else None,
             eliminated_after_round=eliminated.get(setting),
+            screening_ratio=None if screening_ratio is None else float(screening_ratio),
+            screened_out=bool(item.get("screened_out", False)),
         ))
     if chosen not in [ev.setting for ev in evidence]:
         raise ValueError(f"the native decision chose {setting_label(chosen)}, which is not in order")
@@ -390,6 +424,8 @@ def format_evidence(decision: Decision) -> List[str]:
         if ev.eliminated_after_round is not None:
             n = ev.eliminated_after_round + 1
             note = (note + "  " if note else "") + f"eliminated after {_rounds_text(n)}"
+        if ev.screened_out and ev.screening_ratio is not None:
+            note = (note + "  " if note else "") + f"screened out at {ev.screening_ratio:.2f}x in its first visit"
         body.append(((ev.label, median, ratio, str(ev.rounds)), note))
     widths = [max(len(header[i]), *(len(cells[i]) for cells, _ in body)) if body else len(header[i])
               for i in range(len(header))]

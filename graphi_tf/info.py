@@ -28,7 +28,9 @@ def info() -> dict:
     graph's first step; else a dict: ``state`` "waiting", "exploring", "adopted",
     "kept_default" or "skipped", ``reason``, ``progress`` "k/N" visits, ``current`` and
     ``chosen`` settings, ``cost_ms`` (the exploration's estimated cost over the default),
-    ``exploration_s``, ``round_medians_ms`` and ``eliminated_after_round``).
+    ``exploration_s``, ``screening_medians_ms`` (each setting's first, short visit, which
+    screens out far slower settings and is not among the rounds), ``round_medians_ms`` and
+    ``eliminated_after_round`` (0-based round indices)).
     ``autotune_enabled`` says whether online autotuning is on.
     """
     native = _loader.native()

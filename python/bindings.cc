@@ -124,6 +124,8 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   d["rounds"] = st.rounds;
   d["discard_per_visit"] = st.discard_per_visit;
   d["timed_per_visit"] = st.timed_per_visit;
+  d["screening_timed_per_visit"] = st.screening_timed_per_visit;
+  d["runoff_timed_per_visit"] = st.runoff_timed_per_visit;
   d["load_clients"] = st.load_clients;
   d["load_class"] = std::string(graphi::LoadClassName(st.load_class));
   const bool exploring = st.state == graphi::AutotuneState::kExploring;
@@ -144,6 +146,17 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
     rounds.append(r);
   }
   d["round_medians_ms"] = rounds;
+  py::dict screening;
+  for (const auto& kv : st.screening_medians_ns) screening[py::str(kv.first.Label())] = kv.second / 1e6;
+  d["screening_medians_ms"] = screening;
+  d["runoff"] = st.runoff ? py::object(py::str(st.runoff_setting.Label())) : py::none();
+  py::list runoff_rounds;
+  for (const auto& round : st.runoff_medians_ns) {
+    py::dict r;
+    for (const auto& kv : round) r[py::str(kv.first.Label())] = kv.second / 1e6;
+    runoff_rounds.append(r);
+  }
+  d["runoff_medians_ms"] = runoff_rounds;
   py::dict eliminated;
   for (const auto& kv : st.eliminated_after_round) {
     eliminated[py::str(kv.first.Label())] = kv.second;
@@ -294,6 +307,9 @@ py::dict DecisionToDict(const graphi::TuningDecision& d) {
     ed["ratio_median"] = e.ratio_median;
     ed["ratio_spread"] = e.ratio_spread;
     ed["qualifies"] = e.qualifies;
+    ed["screening_ratio"] =
+        e.screening_ratio > 0 ? py::object(py::float_(e.screening_ratio)) : py::none();
+    ed["screened_out"] = e.screened_out;
     evidence.append(ed);
   }
   out["evidence"] = evidence;
@@ -476,6 +492,8 @@ void DefineTuning(py::module_& m) {
     py::dict d;
     d["min_rounds_to_adopt"] = graphi::kMinRoundsToAdopt;
     d["eliminate_ratio"] = graphi::kEliminateRatio;
+    d["screen_out_ratio"] = graphi::kScreenOutRatio;
+    d["runoff_below_ratio"] = graphi::kRunoffBelowRatio;
     return d;
   }, "The decision rule's constants.");
 }

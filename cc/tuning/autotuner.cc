@@ -166,6 +166,9 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
     st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
         options_.visit_target_ns / per_request_ns, options_.min_timed_per_visit * clients,
         options_.max_timed_per_visit * clients));
+    st.screening_timed_per_visit = options_.min_timed_per_visit * clients;
+    st.runoff_timed_per_visit =
+        long_requests ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
     st.rounds = long_requests ? options_.rounds_long : options_.rounds_short;
   } else {
     const bool long_steps = step_ns >= options_.long_step_ns;
@@ -176,6 +179,9 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
                                                           options_.min_timed_per_visit,
                                                           options_.max_timed_per_visit));
     st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+    st.screening_timed_per_visit = std::min(st.timed_per_visit, options_.min_timed_per_visit);
+    st.runoff_timed_per_visit =
+        long_steps ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
   }
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();
@@ -183,9 +189,12 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   for (const Setting& c : options_.candidates) {
     if (c != options_.default_setting) st.order.push_back(c);
   }
-  st.visits_planned = st.rounds * static_cast<int>(st.order.size());
+  st.visits_planned = (1 + st.rounds) * static_cast<int>(st.order.size());
   st.visits_done = 0;
-  st.round_medians_ns.assign(1, {});
+  st.screening_medians_ns.clear();
+  st.round_medians_ns.clear();
+  st.runoff = false;
+  st.runoff_medians_ns.clear();
 }
 
 void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
@@ -203,6 +212,7 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
                   : "exploring";
   target_ = signature;
   live_ = st.order;
+  stage_ = Stage::kScreening;
   round_ = 0;
   round_order_ = live_;
   visit_index_ = 0;
@@ -244,7 +254,21 @@ void Autotuner::RecordLocked(Track* track, const StepSample& s) {
   ++visit_steps_;
   if (visit_steps_ <= st.discard_per_visit) return;
   visit_timed_ns_.push_back(static_cast<double>(since_previous));
-  if (static_cast<int>(visit_timed_ns_.size()) >= st.timed_per_visit) FinishVisitLocked(track);
+  if (static_cast<int>(visit_timed_ns_.size()) >= TimedThisVisitLocked(st)) {
+    FinishVisitLocked(track);
+  }
+}
+
+int Autotuner::TimedThisVisitLocked(const AutotuneStatus& st) const {
+  switch (stage_) {
+    case Stage::kScreening:
+      return st.screening_timed_per_visit;
+    case Stage::kRounds:
+      return st.timed_per_visit;
+    case Stage::kRunoff:
+      return st.runoff_timed_per_visit;
+  }
+  return st.timed_per_visit;
 }
 
 void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
@@ -255,7 +279,7 @@ void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
     return;
   }
   visit_timed_ns_.push_back(static_cast<double>(s.end_ns));
-  if (static_cast<int>(visit_timed_ns_.size()) < st.timed_per_visit) return;
+  if (static_cast<int>(visit_timed_ns_.size()) < TimedThisVisitLocked(st)) return;
   const double last_end = *std::max_element(visit_timed_ns_.begin(), visit_timed_ns_.end());
   const double per_request =
       std::max(1.0, (last_end - static_cast<double>(visit_mark_ns_)) / visit_timed_ns_.size());
@@ -266,7 +290,17 @@ void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
 void Autotuner::FinishVisitLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const double median = MedianOf(visit_timed_ns_);
-  st.round_medians_ns[round_][st.current] = median;
+  switch (stage_) {
+    case Stage::kScreening:
+      st.screening_medians_ns[st.current] = median;
+      break;
+    case Stage::kRounds:
+      st.round_medians_ns[round_][st.current] = median;
+      break;
+    case Stage::kRunoff:
+      st.runoff_medians_ns[round_][st.current] = median;
+      break;
+  }
   if (st.current == options_.default_setting && st.load_clients == 0) {
     st.reference_step_ns = static_cast<int64_t>(median);
   }
@@ -275,20 +309,84 @@ void Autotuner::FinishVisitLocked(Track* track) {
     StartVisitLocked(track);
     return;
   }
-  EliminateLocked(track);
-  ++round_;
+  switch (stage_) {
+    case Stage::kScreening:
+      ScreenOutLocked(track);
+      stage_ = Stage::kRounds;
+      NextRoundLocked(track);
+      return;
+    case Stage::kRounds:
+      EliminateLocked(track);
+      ++round_;
+      NextRoundLocked(track);
+      return;
+    case Stage::kRunoff:
+      if (++round_ >= options_.runoff_rounds) {
+        DecideLocked(track);
+        return;
+      }
+      st.runoff_medians_ns.emplace_back();
+      StartRoundLocked(track, round_);
+      return;
+  }
+}
+
+void Autotuner::NextRoundLocked(Track* track) {
+  AutotuneStatus& st = track->status;
   // Visits left: the remaining rounds of the live settings.
   st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
   if (round_ >= st.rounds || live_.size() < 2) {
-    DecideLocked(track);
+    RunoffOrDecideLocked(track);
     return;
   }
   st.round_medians_ns.emplace_back();
+  // Rotated once per round, the screening round counted, so that the
+  // setting that ended a round does not open the next one.
+  StartRoundLocked(track, round_ + 1);
+}
+
+void Autotuner::StartRoundLocked(Track* track, int rotation) {
   round_order_ = live_;
-  std::rotate(round_order_.begin(), round_order_.begin() + (round_ % round_order_.size()),
+  std::rotate(round_order_.begin(), round_order_.begin() + (rotation % round_order_.size()),
               round_order_.end());
   visit_index_ = 0;
   StartVisitLocked(track);
+}
+
+void Autotuner::RunoffOrDecideLocked(Track* track) {
+  AutotuneStatus& st = track->status;
+  if (st.runoff_timed_per_visit > 0 && options_.runoff_rounds > 0) {
+    const TuningDecision rounds = DecideSetting(st.round_medians_ns, options_.default_setting,
+                                                st.order, st.screening_medians_ns);
+    if (const SettingEvidence* close = RunoffCandidate(rounds)) {
+      st.runoff = true;
+      st.runoff_setting = close->setting;
+      live_ = {options_.default_setting, close->setting};
+      stage_ = Stage::kRunoff;
+      round_ = 0;
+      st.runoff_medians_ns.assign(1, {});
+      st.visits_planned = st.visits_done + options_.runoff_rounds * 2;
+      // The close setting opens the runoff; the order rotates every round.
+      StartRoundLocked(track, 1);
+      return;
+    }
+  }
+  DecideLocked(track);
+}
+
+void Autotuner::ScreenOutLocked(Track* track) {
+  const std::map<Setting, double>& medians = track->status.screening_medians_ns;
+  const auto reference = medians.find(options_.default_setting);
+  GRAPHI_DCHECK(reference != medians.end());
+  if (reference == medians.end() || reference->second <= 0) return;
+  std::vector<Setting> keep;
+  for (const Setting& setting : live_) {
+    const auto it = medians.find(setting);
+    const bool drop = setting != options_.default_setting && it != medians.end() &&
+                      ShouldScreenOut(it->second / reference->second);
+    if (!drop) keep.push_back(setting);
+  }
+  live_ = keep;
 }
 
 void Autotuner::EliminateLocked(Track* track) {
@@ -308,7 +406,7 @@ void Autotuner::EliminateLocked(Track* track) {
       drop = ShouldEliminate(ratios);
     }
     if (drop) {
-      st.eliminated_after_round[setting] = round_ + 1;
+      st.eliminated_after_round[setting] = round_;
     } else {
       keep.push_back(setting);
     }
@@ -318,7 +416,9 @@ void Autotuner::EliminateLocked(Track* track) {
 
 void Autotuner::DecideLocked(Track* track) {
   AutotuneStatus& st = track->status;
-  st.decision = DecideSetting(st.round_medians_ns, options_.default_setting, st.order);
+  // After a runoff, its rounds decide (RunoffCandidate, tuning_decision.h).
+  st.decision = DecideSetting(st.runoff ? st.runoff_medians_ns : st.round_medians_ns,
+                              options_.default_setting, st.order, st.screening_medians_ns);
   st.chosen = st.decision.chosen;
   st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;
   st.reason = st.decision.reason;

@@ -4,14 +4,23 @@
 // A graph with no cached or tuned setting that has finished `settle_steps`
 // steps over at least `settle_min_ns`, and is the largest graph the process has
 // run so far, is explored:
-// its next steps run under each candidate layout in turn, in interleaved
-// rounds whose order rotates every round. Each visit of a setting discards
-// its first step (fresh teams, cold caches) and times the next few; the
-// visit's median is that round's figure. After every round a setting that is
-// clearly slower than the default (ShouldEliminate) is dropped. When the
-// rounds are done, DecideSetting picks the layout — a non-default one only if
-// it beat the default by more than its spread — and the LayoutControl adopts
-// it (the caller then caches it, so a later process starts tuned).
+// its next steps run under each candidate layout in turn. First a screening
+// round visits every setting once, briefly (`min_timed_per_visit` timed
+// steps): a setting's first visit runs on fresh threads and cold caches, so
+// it warms the setting up, and one far slower than the default
+// (ShouldScreenOut) is dropped there. The survivors are then timed in
+// interleaved rounds whose order rotates every round. Each visit of a setting
+// discards its first step (fresh teams, cold caches) and times the next few;
+// the visit's median is that round's figure. After every round a setting that
+// is clearly slower than the default (ShouldEliminate) is dropped. When the
+// rounds are done, DecideSetting picks the layout from those rounds — a
+// non-default one only if it beat the default by more than its spread. If it
+// picked none but one setting came close (RunoffCandidate), that setting and
+// the default are timed again in `runoff_rounds` rounds of visits
+// `runoff_visit_scale` times as long, and the rule decides from those rounds
+// alone (steps shorter than long_step_ns only: longer ones would make the
+// runoff cost seconds per visit). The LayoutControl adopts the decision (the
+// caller then caches it, so a later process starts tuned).
 //
 // One step at a time, a visit's figures are the times between the
 // completions of its steps (from the end of the previous step to the end of
@@ -23,8 +32,8 @@
 // Visit sizes follow the step time seen while settling, so a small model
 // spends a few seconds at most: about `visit_target_ns` of timed steps per
 // visit (at least `min_timed_per_visit`, at most `max_timed_per_visit`),
-// `rounds_short` rounds; steps of `long_step_ns` or more get `rounds_long`
-// rounds of one timed step each.
+// `rounds_short` rounds after the screening round; steps of `long_step_ns` or
+// more get `rounds_long` rounds of one timed step each.
 //
 // Under load: a graph whose settling steps overlapped (concurrent requests,
 // serving) is explored under that load. A step's latency then says little
@@ -117,8 +126,15 @@ struct AutotuneOptions {
   int64_t discard_below_ns = 100 * 1000 * 1000;
   // Steps at least this long get rounds_long rounds of one timed step.
   int64_t long_step_ns = 1000 * 1000 * 1000;
-  int rounds_short = 5;
+  // Rounds after the screening round. Four: on the 2-vCPU Xeon's LSTM step,
+  // stock:2x1's 4-7% gain over stock cleared its spread in 4 of 5 processes
+  // over the four rounds after the first, while the first (cold) visits made
+  // the spread of all five about twice as wide (docs/design.md, "Screening").
+  int rounds_short = 4;
   int rounds_long = 3;
+  // The runoff between the default and a close setting (see above).
+  int runoff_rounds = 4;
+  int runoff_visit_scale = 2;
   // Monotonic clock (ns); tests inject a fake one.
   std::function<int64_t()> clock;
 };
@@ -155,6 +171,8 @@ struct AutotuneStatus {
   int rounds = 0;
   int discard_per_visit = 0;  // under load: completions
   int timed_per_visit = 0;    // under load: completions
+  int screening_timed_per_visit = 0;  // the same in the screening round
+  int runoff_timed_per_visit = 0;     // the same in the runoff (0: no runoff possible)
   // > 0: explored under load, with this many steps in flight at most while
   // settling; figures are then ns per completed request (see above).
   int load_clients = 0;
@@ -168,9 +186,18 @@ struct AutotuneStatus {
   int64_t cost_ns = 0;
   int64_t exploration_wall_ns = 0;
   int64_t reference_step_ns = 0;  // the default's step time (settling, then its rounds)
-  // Per-round medians (ns) and the decision, once made.
+  // The screening round's medians (ns), the later rounds' medians (ns), and
+  // the decision, made from the later rounds, once made.
+  std::map<Setting, double> screening_medians_ns;
   std::vector<std::map<Setting, double>> round_medians_ns;
+  // The 0-based round (of round_medians_ns) after which a setting was no
+  // longer timed; settings screened out are not here (see screening_medians_ns).
   std::map<Setting, int> eliminated_after_round;
+  // The runoff, if there was one: its setting (against the default) and its
+  // rounds' medians (ns), from which the decision was then made.
+  bool runoff = false;
+  Setting runoff_setting;
+  std::vector<std::map<Setting, double>> runoff_medians_ns;
   std::vector<Setting> order;
   TuningDecision decision;
 };
@@ -250,6 +277,18 @@ class Autotuner {
   void FinishVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the settings that cannot win any more after a round.
   void EliminateLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the settings far slower than the default after the screening round.
+  void ScreenOutLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the next round of the live settings (rotated), or, after the
+  // last, the runoff or the decision.
+  void NextRoundLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After the rounds: starts a runoff if the rounds leave a close setting
+  // (and none ran yet), else decides.
+  void RunoffOrDecideLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the visits of a round of `live_`, rotated by `rotation`.
+  void StartRoundLocked(Track* track, int rotation) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Timed steps (under load: completions) the current visit needs.
+  int TimedThisVisitLocked(const AutotuneStatus& st) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DecideLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AbandonLocked(const std::string& reason) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -263,7 +302,10 @@ class Autotuner {
   CondVar decided_cv_;
   std::map<std::string, Track> tracks_ GRAPHI_GUARDED_BY(mu_);
   std::string target_ GRAPHI_GUARDED_BY(mu_);  // empty: not exploring
-  // The visit in progress (target_ non-empty).
+  // The visit in progress (target_ non-empty): in the screening round, in
+  // round round_ of the rounds, or in round round_ of the runoff.
+  enum class Stage { kScreening, kRounds, kRunoff };
+  Stage stage_ GRAPHI_GUARDED_BY(mu_) = Stage::kScreening;
   int round_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<Setting> round_order_ GRAPHI_GUARDED_BY(mu_);
   size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;

@@ -19,12 +19,36 @@ bool ShouldEliminate(const std::vector<double>& ratios_so_far) {
   return *std::min_element(ratios_so_far.begin(), ratios_so_far.end()) > kEliminateRatio;
 }
 
+bool ShouldScreenOut(double screening_ratio) { return screening_ratio > kScreenOutRatio; }
+
+const SettingEvidence* RunoffCandidate(const TuningDecision& decision) {
+  if (decision.adopted) return nullptr;
+  const SettingEvidence* best = nullptr;
+  for (const SettingEvidence& e : decision.evidence) {
+    if (e.setting == decision.default_setting ||
+        static_cast<int>(e.ratios.size()) < kMinRoundsToAdopt ||
+        e.ratio_median >= kRunoffBelowRatio) {
+      continue;
+    }
+    if (best == nullptr || e.ratio_median < best->ratio_median) best = &e;
+  }
+  return best;
+}
+
 namespace {
 
 SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_medians,
+                            const std::map<Setting, double>& screening_medians,
                             const Setting& setting, const Setting& default_setting) {
   SettingEvidence e;
   e.setting = setting;
+  auto screened = screening_medians.find(setting);
+  auto screened_default = screening_medians.find(default_setting);
+  if (screened != screening_medians.end() && screened_default != screening_medians.end() &&
+      screened_default->second > 0) {
+    e.screening_ratio = screened->second / screened_default->second;
+    e.screened_out = setting != default_setting && ShouldScreenOut(e.screening_ratio);
+  }
   for (const auto& round : round_medians) {
     auto s = round.find(setting);
     auto d = round.find(default_setting);
@@ -76,7 +100,18 @@ std::string ReasonFor(const TuningDecision& decision) {
     if (e.setting == decision.default_setting || e.ratios.empty()) continue;
     if (closest == nullptr || e.ratio_median < closest->ratio_median) closest = &e;
   }
-  if (closest == nullptr) return "kept the default " + d + ": no other setting was compared with it";
+  if (closest == nullptr) {
+    // Nothing reached the rounds: the closest one screened out, if any.
+    const SettingEvidence* screened = nullptr;
+    for (const SettingEvidence& e : decision.evidence) {
+      if (!e.screened_out) continue;
+      if (screened == nullptr || e.screening_ratio < screened->screening_ratio) screened = &e;
+    }
+    if (screened == nullptr) return "kept the default " + d + ": no other setting was compared with it";
+    return "kept the default " + d + ": every other setting was more than " +
+           Ratio(kScreenOutRatio) + "x slower in its first visit (closest: " +
+           screened->setting.Label() + " at " + Ratio(screened->screening_ratio) + ")";
+  }
   std::string detail;
   if (static_cast<int>(closest->ratios.size()) < kMinRoundsToAdopt) {
     detail = closest->setting.Label() + " at " + Ratio(closest->ratio_median) +
@@ -95,14 +130,16 @@ std::string ReasonFor(const TuningDecision& decision) {
 
 TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
                              const Setting& default_setting,
-                             const std::vector<Setting>& order) {
+                             const std::vector<Setting>& order,
+                             const std::map<Setting, double>& screening_medians) {
   TuningDecision decision;
   decision.default_setting = default_setting;
   decision.chosen = default_setting;
   const SettingEvidence* best = nullptr;
   decision.evidence.reserve(order.size());
   for (const Setting& setting : order) {
-    decision.evidence.push_back(EvidenceFor(round_medians, setting, default_setting));
+    decision.evidence.push_back(
+        EvidenceFor(round_medians, screening_medians, setting, default_setting));
   }
   for (const SettingEvidence& e : decision.evidence) {
     if (e.qualifies && (best == nullptr || e.ratio_median < best->ratio_median)) best = &e;

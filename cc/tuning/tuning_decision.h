@@ -20,6 +20,20 @@
 // default in every one of at least two rounds cannot win; the tuners stop
 // timing it.
 //
+// ShouldScreenOut: the online autotuner first visits every setting once,
+// briefly (its screening round), and times only the survivors in the rounds
+// above. A setting more than kScreenOutRatio times slower than the default
+// there is dropped at once. The screening visit is a setting's first, on
+// fresh threads and cold caches, so it only warms up and screens: its figures
+// are not among the rounds the decision compares (docs/design.md, "Screening").
+//
+// RunoffCandidate: when the rounds adopt nothing but a setting came close
+// (median ratio below kRunoffBelowRatio), the online autotuner times it
+// against the default again, in longer visits, and decides by the same rule
+// from those runoff rounds alone: fresh evidence, so picking the closest of
+// several noisy settings does not bias it, and longer visits, so a gain of a
+// few percent can clear its spread.
+//
 // Free of TensorFlow types. Thread-safety: pure functions.
 #ifndef GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
 #define GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
@@ -38,6 +52,8 @@ namespace graphi {
 
 inline constexpr int kMinRoundsToAdopt = 2;
 inline constexpr double kEliminateRatio = 1.2;
+inline constexpr double kScreenOutRatio = 1.5;
+inline constexpr double kRunoffBelowRatio = 0.98;
 
 struct SettingEvidence {
   Setting setting;
@@ -45,6 +61,10 @@ struct SettingEvidence {
   double ratio_median = 1.0;
   double ratio_spread = 0.0;
   bool qualifies = false;
+  // Its ratio to the default in the screening round (0: not screened), and
+  // whether that dropped it.
+  double screening_ratio = 0.0;
+  bool screened_out = false;
 };
 
 struct TuningDecision {
@@ -57,13 +77,26 @@ struct TuningDecision {
 
 // round_medians[r] maps each setting timed in round r to its median (any
 // unit). `order` lists the settings (the default among them).
+// `screening_medians`, if any, are the screening round's (same unit): they
+// only say which settings were screened out, for the evidence and reason.
 TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
                              const Setting& default_setting,
-                             const std::vector<Setting>& order);
+                             const std::vector<Setting>& order,
+                             const std::map<Setting, double>& screening_medians = {});
 
 // Whether a setting with these ratios to the default should not be timed
 // again.
 bool ShouldEliminate(const std::vector<double>& ratios_so_far);
+
+// Whether a setting with this ratio to the default in its screening visit
+// should not be timed again.
+bool ShouldScreenOut(double screening_ratio);
+
+// The evidence of the setting `decision` leaves close enough to the default
+// for a runoff (the lowest median below kRunoffBelowRatio over at least
+// kMinRoundsToAdopt rounds; ties: the earlier in order), or nullptr (also when
+// the decision adopted a setting). Points into `decision`.
+const SettingEvidence* RunoffCandidate(const TuningDecision& decision);
 
 // Median of a non-empty sample (mean of the middle two for even sizes).
 double MedianOf(std::vector<double> values);

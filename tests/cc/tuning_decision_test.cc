@@ -48,5 +48,57 @@ TEST(TuningDecisionTest, EliminatesOnlyAfterTwoClearlySlowerRounds) {
   EXPECT_TRUE(ShouldEliminate({1.3, 1.25}));
 }
 
+TEST(TuningDecisionTest, ScreensOutOnlyASettingFarSlowerInItsFirstVisit) {
+  EXPECT_FALSE(ShouldScreenOut(1.4));
+  EXPECT_FALSE(ShouldScreenOut(kScreenOutRatio));
+  EXPECT_TRUE(ShouldScreenOut(1.6));
+}
+
+TEST(TuningDecisionTest, TheScreeningRoundIsEvidenceButNotARound) {
+  // kOther was 1.4x the default in its (cold) screening visit, then 0.8x in
+  // both rounds: the rounds decide.
+  const TuningDecision d =
+      DecideSetting({{{kDefault, 10}, {kOther, 8}}, {{kDefault, 10}, {kOther, 8}}}, kDefault,
+                    kOrder, {{kDefault, 10}, {kOther, 14}});
+  EXPECT_TRUE(d.adopted);
+  EXPECT_EQ(d.evidence[1].ratios.size(), 2u);
+  EXPECT_NEAR(d.evidence[1].screening_ratio, 1.4, 1e-9);
+  EXPECT_FALSE(d.evidence[1].screened_out);
+}
+
+TEST(TuningDecisionTest, TheClosestSettingBelowTheRunoffRatioEarnsARunoff) {
+  const Setting third{1, 1};
+  // kOther 0.95 and third 0.97, both within their spread: kOther is closer.
+  const TuningDecision d = DecideSetting(
+      {{{kDefault, 10}, {kOther, 9}, {third, 9.2}}, {{kDefault, 10}, {kOther, 10}, {third, 10.2}}},
+      kDefault, {kDefault, third, kOther});
+  ASSERT_FALSE(d.adopted);
+  const SettingEvidence* runoff = RunoffCandidate(d);
+  ASSERT_NE(runoff, nullptr);
+  EXPECT_EQ(runoff->setting, kOther);
+}
+
+TEST(TuningDecisionTest, NoRunoffWithoutASettingCloseEnoughOrAfterAnAdoption) {
+  // 0.985: not close enough.
+  EXPECT_EQ(RunoffCandidate(DecideSetting({{{kDefault, 10}, {kOther, 9.35}}, {{kDefault, 10}, {kOther, 10.35}}},
+                                          kDefault, kOrder)),
+            nullptr);
+  // One round: not enough to earn one.
+  EXPECT_EQ(RunoffCandidate(DecideSetting({{{kDefault, 10}, {kOther, 9}}}, kDefault, kOrder)), nullptr);
+  // Adopted: nothing to run off.
+  EXPECT_EQ(RunoffCandidate(DecideSetting({{{kDefault, 10}, {kOther, 8}}, {{kDefault, 10}, {kOther, 8}}},
+                                          kDefault, kOrder)),
+            nullptr);
+}
+
+TEST(TuningDecisionTest, WhenEverySettingWasScreenedOutTheReasonSaysSo) {
+  const TuningDecision d = DecideSetting({}, kDefault, kOrder, {{kDefault, 10}, {kOther, 17}});
+  EXPECT_FALSE(d.adopted);
+  EXPECT_TRUE(d.evidence[1].screened_out);
+  EXPECT_EQ(d.reason,
+            "kept the default 2x1: every other setting was more than 1.50x slower in its first "
+            "visit (closest: 1x2 at 1.70)");
+}
+
 }  // namespace
 }  // namespace graphi

@@ -11,6 +11,8 @@ import pytest
 from graphi_tf import _loader, decision
 from graphi_tf.decision import (
     ELIMINATE_RATIO,
+    RUNOFF_BELOW_RATIO,
+    SCREEN_OUT_RATIO,
     MIN_ROUNDS_TO_ADOPT,
     Decision,
     SettingEvidence,
@@ -43,11 +45,15 @@ def rounds_of(**columns):
 def test_the_rule_constants_are_the_specified_ones():
     assert MIN_ROUNDS_TO_ADOPT == 2
     assert ELIMINATE_RATIO == 1.2
+    assert SCREEN_OUT_RATIO == 1.5
+    assert RUNOFF_BELOW_RATIO == 0.98
 
 
 def test_the_records_constants_are_the_native_rules():
     assert NATIVE.decision_rule() == {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT,
-                                      "eliminate_ratio": ELIMINATE_RATIO}
+                                      "eliminate_ratio": ELIMINATE_RATIO,
+                                      "screen_out_ratio": SCREEN_OUT_RATIO,
+                                      "runoff_below_ratio": RUNOFF_BELOW_RATIO}
 
 
 # ----------------------------------------------------------------------------- ratios
@@ -212,7 +218,8 @@ def _sample():
 def test_to_dict_is_json_with_settings_as_labels():
     data = json.loads(json.dumps(_sample().to_dict()))
     assert data["default"] == "2x1" and data["chosen"] == "1x2" and data["adopted"] is True
-    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2}
+    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2, "screen_out_ratio": 1.5,
+                            "runoff_below_ratio": 0.98}
     assert [e["setting"] for e in data["evidence"]] == ["1x1", "1x2", "2x1"]
     b = data["evidence"][0]
     assert b["round_medians_ms"] == [13.0, 14.0, None]
@@ -280,6 +287,24 @@ def test_from_native_takes_eliminations_from_the_autotuner_and_leaves_untimed_se
     assert made.evidence_for(A).eliminated_after_round == 1
     assert made.evidence_for(B).ratios == () and made.evidence_for(B).ratio_median is None
     assert Decision.from_dict(json.loads(json.dumps(made.to_dict()))) == made
+
+
+def test_from_native_keeps_what_the_screening_round_said_of_each_setting():
+    native = _native_decision(D)
+    native["evidence"][0].update(screening_ratio=1.7, screened_out=True)
+    made = decision.from_native(native, rounds_of(D=[10, 10]), [A, D], {})
+    assert (made.evidence_for(A).screening_ratio, made.evidence_for(A).screened_out) == (1.7, True)
+    assert made.evidence_for(D).screening_ratio is None and not made.evidence_for(D).screened_out
+    assert Decision.from_dict(json.loads(json.dumps(made.to_dict()))) == made
+    assert any("screened out at 1.70x in its first visit" in line
+               for line in decision.format_evidence(made))
+
+
+def test_from_dict_reads_evidence_written_before_screening():
+    data = decide(rounds_of(D=[10, 10], A=[8, 8]), D, [A, D]).to_dict()
+    for item in data["evidence"]:
+        del item["screening_ratio"], item["screened_out"]
+    assert Decision.from_dict(data).evidence_for(A).screened_out is False
 
 
 def test_from_native_rejects_a_choice_outside_the_order():

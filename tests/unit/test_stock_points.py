@@ -134,7 +134,7 @@ for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
         name = f.read().strip()
     if name.startswith("gstock"):
         pools[name + "@" + os.path.basename(task)] = allowed(task)
-print(json.dumps({"state": main["autotune"]["state"], "visited": main["autotune"]["round_medians_ms"][0],
+print(json.dumps({"state": main["autotune"]["state"], "visited": main["autotune"]["screening_medians_ms"],
                   "process": allowed(f"/proc/{os.getpid()}/task/{os.getpid()}"), "pools": pools}))
 """
 
