@@ -5,6 +5,7 @@ TensorFlow it is built with; the TensorFlow version is recorded in
 graphi_tf/_build_info.py and checked at import time.
 """
 import os
+import pathlib
 import sys
 
 from setuptools import Extension, setup
@@ -94,6 +95,9 @@ setup(
         Extension(
             "graphi_tf._graphi_tf",
             sources=NATIVE_SOURCES,
+            # Headers too: build_ext rebuilds only when a file listed here is newer than
+            # the library, and a header's inline constants or struct layout change it.
+            depends=sorted(str(p) for p in pathlib.Path("cc").rglob("*.h")),
             include_dirs=[os.path.dirname(os.path.abspath(__file__)), _pybind11_include()],
             language="c++",
         )

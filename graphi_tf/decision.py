@@ -45,10 +45,10 @@ stock point: TensorFlow's executor on I inter-op and A intra-op threads GRAPHI o
 MIN_ROUNDS_TO_ADOPT = 2
 """A setting other than the default is adopted only with at least this many ratios."""
 
-ELIMINATE_RATIO = 1.2
+ELIMINATE_RATIO = 1.1
 """A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
 
-SCREEN_OUT_RATIO = 1.5
+SCREEN_OUT_RATIO = 1.3
 """A setting slower than SCREEN_OUT_RATIO x the default in the autotuner's screening round
 is dropped before the rounds."""
 
@@ -207,7 +207,8 @@ class Decision:
         """JSON-able form. Settings are "ExT" labels; round indices are 0-based::
 
             {"default": "2x1", "chosen": "1x2", "adopted": true, "reason": "...",
-             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2},
+             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.1, "screen_out_ratio": 1.3,
+                      "runoff_below_ratio": 0.98},
              "evidence": [{"setting": "1x2",
                            "round_medians_ms": [float | null, ...],   # one per round
                            "ratios": [float, ...],

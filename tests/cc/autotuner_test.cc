@@ -238,8 +238,8 @@ TEST(AutotunerTest, ScreensOutASettingFarSlowerInItsFirstVisit) {
 
 TEST(AutotunerTest, EliminatesASettingThatIsMuchSlowerInTwoRounds) {
   Harness h;
-  // 1x1 is 1.3x the default: it passes screening, not two rounds.
-  h.Run(400, [](const Setting& s, int i) { return s == Setting{1, 1} ? 32.5 : Fixed(s, i); });
+  // 1x1 is 1.2x the default: it passes screening, not two rounds.
+  h.Run(400, [](const Setting& s, int i) { return s == Setting{1, 1} ? 30.0 : Fixed(s, i); });
   const AutotuneStatus st = h.Status();
   ASSERT_EQ(st.eliminated_after_round.count({1, 1}), 1u);
   EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 1);  // after rounds 0 and 1
@@ -248,20 +248,20 @@ TEST(AutotunerTest, EliminatesASettingThatIsMuchSlowerInTwoRounds) {
 
 TEST(AutotunerTest, ASettingSlowOnlyInItsColdFirstVisitIsAdopted) {
   Harness h;
-  // 1x2 is 0.8x the default once warm, 1.4x in its first visit.
+  // 1x2 is 0.8x the default once warm, 1.25x in its first visit.
   bool warm = false;
   h.Run(400, [&](const Setting& s, int) {
     AutotuneStatus st;
     if (s == Setting{1, 2} && h.tuner_.Status("main", &st) && !st.round_medians_ns.empty()) {
       warm = true;
     }
-    if (s == Setting{1, 2}) return warm ? 20.0 : 35.0;
+    if (s == Setting{1, 2}) return warm ? 20.0 : 31.25;
     return 25.0;
   });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_EQ(st.chosen, (Setting{1, 2}));
-  EXPECT_NEAR(st.screening_medians_ns.at({1, 2}), 35.0 * kMs, 0.01 * kMs);
+  EXPECT_NEAR(st.screening_medians_ns.at({1, 2}), 31.25 * kMs, 0.01 * kMs);
 }
 
 TEST(AutotunerTest, WhenEveryOtherSettingIsScreenedOutTheDefaultIsKeptAtOnce) {

@@ -44,8 +44,8 @@ def rounds_of(**columns):
 
 def test_the_rule_constants_are_the_specified_ones():
     assert MIN_ROUNDS_TO_ADOPT == 2
-    assert ELIMINATE_RATIO == 1.2
-    assert SCREEN_OUT_RATIO == 1.5
+    assert ELIMINATE_RATIO == 1.1
+    assert SCREEN_OUT_RATIO == 1.3
     assert RUNOFF_BELOW_RATIO == 0.98
 
 
@@ -171,8 +171,8 @@ def test_evidence_follows_order():
     ((), False),
     ((3.0,), False),              # one round is not enough
     ((1.3, 1.25), True),
-    ((1.3, 1.2), False),          # 1.2 is not > 1.2
-    ((1.5, 1.1, 1.6), False),     # one round within 20%
+    ((1.3, 1.1), False),          # 1.1 is not > 1.1
+    ((1.5, 1.05, 1.6), False),    # one round within 10%
     ((1.21, 1.21, 1.21), True),
 ])
 def test_should_eliminate_needs_two_rounds_all_over_the_ratio(ratios, expected):
@@ -180,8 +180,8 @@ def test_should_eliminate_needs_two_rounds_all_over_the_ratio(ratios, expected):
 
 
 def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
-    result = decide(rounds_of(D=[10, 10, 10, 10], B=[13, 11, 13, 14], A=[9, 9, 9, 9]), D, ORDER)
-    # B's ratios 1.3, 1.1, 1.3, 1.4: one round within 20%, so never eliminated.
+    result = decide(rounds_of(D=[10, 10, 10, 10], B=[13, 10.5, 13, 14], A=[9, 9, 9, 9]), D, ORDER)
+    # B's ratios 1.3, 1.05, 1.3, 1.4: one round within 10%, so never eliminated.
     assert result.evidence_for(B).eliminated_after_round is None
     result = decide(rounds_of(D=[10, 10, 10], B=[13, 14, None], A=[9, 9, 9]), D, ORDER)
     assert result.evidence_for(B).eliminated_after_round == 1
@@ -218,7 +218,7 @@ def _sample():
 def test_to_dict_is_json_with_settings_as_labels():
     data = json.loads(json.dumps(_sample().to_dict()))
     assert data["default"] == "2x1" and data["chosen"] == "1x2" and data["adopted"] is True
-    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2, "screen_out_ratio": 1.5,
+    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.1, "screen_out_ratio": 1.3,
                             "runoff_below_ratio": 0.98}
     assert [e["setting"] for e in data["evidence"]] == ["1x1", "1x2", "2x1"]
     b = data["evidence"][0]

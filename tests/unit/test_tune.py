@@ -328,7 +328,7 @@ def test_eliminated_settings_leave_the_rotation():
 
 def test_a_setting_slower_in_only_one_round_stays_in_the_sweep():
     native = FakeNative()
-    step_ms = {(1, 1): 6.6, (1, 2): 3.0, (2, 1): 6.0}  # 1.1x the default
+    step_ms = {(1, 1): 6.3, (1, 2): 3.0, (2, 1): 6.0}  # 1.05x the default
     result = run_tune(native, FakeStep(native, FakeClock(), step_ms=step_ms, noise={((1, 1), 0): 2.0}),
                       rounds=4)
     assert row_of(result, (1, 1)).eliminated_after_round is None
