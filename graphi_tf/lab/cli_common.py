@@ -178,12 +178,15 @@ class Case:
         if self.model is not None and self.mode != "graph":
             return (dataclasses.replace(self, mode="graph"),
                     f"the bound comes from the graph-mode build of the model (asked: {self.mode})")
-        if self.external is None or (self.external.kind == "saved_model" and self.external.loader == "tf1"):
+        if self.external is None or (self.external.kind == "saved_model"
+                                     and self.external.loader in ("tf1", "tf2-session")):
             return self, None
         if self.external.kind == "saved_model":
-            return (dataclasses.replace(self, external=dataclasses.replace(self.external, loader="tf1")),
-                    "the bound comes from the TF1 loader's Session on the same SavedModel (asked: "
-                    f"{self.external.loader or 'tf2'}, which has no Session to trace)")
+            # Not the TF1 loader: it cannot restore every SavedModel the tf2 loader runs
+            # (Keras 3 models saved by tf.saved_model.save: "Could not find variable ...").
+            return (dataclasses.replace(self, external=dataclasses.replace(self.external, loader="tf2-session")),
+                    "the bound comes from the same SavedModel loaded by tf.saved_model.load into a TF1 "
+                    f"Session (asked: {self.external.loader or 'tf2'}, which has no Session to trace)")
         return None, ("a .keras step runs in tf.function / train_on_batch, which have no TF1 Session for "
                       "FULL_TRACE step stats; export a SavedModel (model.export) to measure the physical limit")
 

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from graphi_tf.lab.step_base import (EXECUTORS, ClosableStep, apply_function_threads, check_executor, check_seed,
                                  check_threads)
 
-LOADERS: Tuple[str, ...] = ("tf2", "tf1")
+LOADERS: Tuple[str, ...] = ("tf2", "tf1", "tf2-session")
 DEFAULT_SIGNATURE = "serving_default"
 DEFAULT_TAG = "serve"
 # Generated integer inputs are drawn from [0, INT_INPUT_HIGH): valid token or class ids for
@@ -317,7 +317,7 @@ class ExternalModelStep(ClosableStep):
 
     Attributes:
       kind: "saved_model" or "keras".
-      loader: SavedModel: "tf2" or "tf1"; Keras: "keras".
+      loader: SavedModel: "tf2", "tf1" or "tf2-session"; Keras: "keras".
       train: Keras ``train_on_batch`` steps (True) or inference (False).
       executor: what the step runs on.
       inputs: the seeded input arrays, ``{input name: numpy array}``.
@@ -325,7 +325,7 @@ class ExternalModelStep(ClosableStep):
         input is a scalar.
       graph_nodes: nodes the step's graph runs before inlining (``count_graph_nodes``), None
         where it cannot be seen (Keras training: ``train_on_batch`` traces its own function).
-      session: the ``tf.compat.v1.Session`` of the "tf1" loader, else None.
+      session: the ``tf.compat.v1.Session`` of the "tf1" and "tf2-session" loaders, else None.
     """
 
     kind: str
@@ -354,10 +354,10 @@ class ExternalModelStep(ClosableStep):
                          f"{'training' if self.train else 'inference'} step: use outputs()")
 
     def run_traced(self) -> Any:
-        """The "tf1" loader: runs one step with ``RunOptions.FULL_TRACE`` and
-        ``output_partition_graphs=True`` and returns its ``RunMetadata``."""
-        raise UsageError(f"run_traced() needs a SavedModel step with loader='tf1' (a Session); this step's "
-                         f"loader is {self.loader!r}")
+        """The "tf1" and "tf2-session" loaders: runs one step with ``RunOptions.FULL_TRACE``
+        and ``output_partition_graphs=True`` and returns its ``RunMetadata``."""
+        raise UsageError(f"run_traced() needs a SavedModel step run by a Session (loader 'tf1' or "
+                         f"'tf2-session'); this step's loader is {self.loader!r}")
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.kind}/{self.loader}{'/train' if self.train else ''} "
@@ -505,36 +505,33 @@ class _TF2SavedModelStep(ExternalModelStep):
         return dict(self._function(**self._tensors))
 
 
-class _TF1SavedModelStep(ExternalModelStep):
-    """``tf.compat.v1.saved_model.loader.load`` into a Session made with the executor's
+class _SessionSavedModelStep(ExternalModelStep):
+    """A SavedModel signature in a ``tf.Graph`` run by a Session made with the executor's
     ConfigProto; a step is one ``Session`` callable that feeds the inputs and fetches the
-    signature's outputs (what TensorFlow Serving does per request)."""
+    signature's outputs (what TensorFlow Serving does per request). Subclasses load the
+    model into ``self.graph`` / ``self.session`` and call ``_bind``."""
 
-    def __init__(self, checked: SavedModelSignature, executor: str, seed: int,
-                 inter_op: Optional[int], intra_op: Optional[int]):
+    def _start(self, loader: str, checked: SavedModelSignature, executor: str, seed: int,
+               inter_op: Optional[int], intra_op: Optional[int]) -> None:
         import tensorflow as tf
 
-        self.kind, self.loader, self.executor = "saved_model", "tf1", executor
+        self.kind, self.loader, self.executor = "saved_model", loader, executor
         self.inputs = make_inputs(checked.inputs, checked.shapes, seed)
         self.examples_per_step = _examples(checked.shapes, [s.name for s in checked.inputs])
         self.config = _session_config(executor, inter_op, intra_op)
         self.graph = tf.Graph()
         self.session = tf.compat.v1.Session(graph=self.graph, config=self.config)
-        try:
-            meta_graph = tf.compat.v1.saved_model.loader.load(self.session, list(checked.tags), checked.path)
-            sig = meta_graph.signature_def[checked.signature]
-            feed_names = [sig.inputs[spec.name].name for spec in checked.inputs]
-            self._output_names = list(checked.outputs)
-            fetch_names = [sig.outputs[name].name for name in self._output_names]
-            feeds = [self.graph.get_tensor_by_name(n) for n in feed_names]
-            self._fetches = [self.graph.get_tensor_by_name(n) for n in fetch_names]
-            self._feed_dict = dict(zip(feeds, (self.inputs[s.name] for s in checked.inputs)))
-            self._callable = self.session.make_callable(self._fetches, feeds)
-            self._feed_values = [self.inputs[s.name] for s in checked.inputs]
-            self.graph_nodes = count_graph_nodes(meta_graph.graph_def, fetch_names)
-        except Exception:
-            self.session.close()
-            raise
+
+    def _bind(self, checked: SavedModelSignature, feeds: Sequence[Any], fetches: Sequence[Any],
+              graph_def: Any) -> None:
+        """Feeds ``feeds`` (one per input of ``checked``, in its order) and fetches ``fetches``
+        (one per output name of ``checked``, in its order)."""
+        self._output_names = list(checked.outputs)
+        self._fetches = list(fetches)
+        self._feed_dict = dict(zip(feeds, (self.inputs[s.name] for s in checked.inputs)))
+        self._callable = self.session.make_callable(self._fetches, list(feeds))
+        self._feed_values = [self.inputs[s.name] for s in checked.inputs]
+        self.graph_nodes = count_graph_nodes(graph_def, [t.name for t in self._fetches])
 
     def _run(self) -> Dict[str, Any]:
         return dict(zip(self._output_names, self._callable(*self._feed_values)))
@@ -554,6 +551,55 @@ class _TF1SavedModelStep(ExternalModelStep):
             self.session = None
 
 
+class _TF1SavedModelStep(_SessionSavedModelStep):
+    """``tf.compat.v1.saved_model.loader.load`` into the Session (TensorFlow Serving's way)."""
+
+    def __init__(self, checked: SavedModelSignature, executor: str, seed: int,
+                 inter_op: Optional[int], intra_op: Optional[int]):
+        import tensorflow as tf
+
+        self._start("tf1", checked, executor, seed, inter_op, intra_op)
+        try:
+            meta_graph = tf.compat.v1.saved_model.loader.load(self.session, list(checked.tags), checked.path)
+            sig = meta_graph.signature_def[checked.signature]
+            feeds = [self.graph.get_tensor_by_name(sig.inputs[spec.name].name) for spec in checked.inputs]
+            fetches = [self.graph.get_tensor_by_name(sig.outputs[name].name) for name in checked.outputs]
+            self._bind(checked, feeds, fetches, meta_graph.graph_def)
+        except Exception:
+            self.close()
+            raise
+
+
+class _TF2SessionSavedModelStep(_SessionSavedModelStep):
+    """``tf.saved_model.load`` into the Session's graph (graph mode): the signature's function
+    called on placeholders, its variables restored by their initializers (which TensorFlow's
+    loader makes the checkpoint's restore ops in graph mode). Keras 3 models saved by
+    ``tf.saved_model.save``, whose variables the TF1 loader leaves unrestored ("Could not find
+    variable dense/bias"), run this way."""
+
+    def __init__(self, checked: SavedModelSignature, executor: str, seed: int,
+                 inter_op: Optional[int], intra_op: Optional[int]):
+        import tensorflow as tf
+
+        self._start("tf2-session", checked, executor, seed, inter_op, intra_op)
+        try:
+            with self.graph.as_default():
+                loaded = tf.saved_model.load(checked.path, tags=list(checked.tags))
+                function = loaded.signatures[checked.signature]
+                feeds = [tf.compat.v1.placeholder(tf.dtypes.as_dtype(spec.dtype), shape=self.inputs[spec.name].shape,
+                                                  name=spec.name)
+                         for spec in checked.inputs]
+                outputs = function(**{spec.name: feed for spec, feed in zip(checked.inputs, feeds)})
+                fetches = [outputs[name] for name in checked.outputs]
+                initialize = [tf.compat.v1.global_variables_initializer(), tf.compat.v1.tables_initializer()]
+            self._loaded = loaded  # what the graph's functions and resources belong to
+            self.session.run(initialize)
+            self._bind(checked, feeds, fetches, self.graph.as_graph_def())
+        except Exception:
+            self.close()
+            raise
+
+
 def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DEFAULT_SIGNATURE,
                      tag: Any = DEFAULT_TAG, batch: Optional[int] = None, inputs: InputShapes = None,
                      loader: str = "tf2", seed: int = 0, inter_op: Optional[int] = None,
@@ -568,14 +614,18 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
       loader: "tf2": ``tf.saved_model.load`` and the signature's ConcreteFunction, loaded and
         called inside ``tf.experimental.function_executor_type(executor)``; "tf1": the TF1
         loader into a ``tf.compat.v1.Session`` whose ConfigProto names the executor (what
-        TensorFlow Serving does). docs/external_models.md compares them.
+        TensorFlow Serving does); "tf2-session": ``tf.saved_model.load`` in graph mode into
+        such a Session (for SavedModels the TF1 loader cannot restore, e.g. Keras 3 models
+        saved by ``tf.saved_model.save``). docs/external_models.md compares them.
       seed: seeds the inputs (``make_inputs``).
-      inter_op, intra_op: TensorFlow's stock thread pools (None: its default); "tf1": in the
-        ConfigProto; "tf2": ``tf.config.threading``, before TensorFlow's eager context starts.
+      inter_op, intra_op: TensorFlow's stock thread pools (None: its default); "tf1" and
+        "tf2-session": in the ConfigProto; "tf2": ``tf.config.threading``, before TensorFlow's
+        eager context starts.
 
     Returns:
       An ``ExternalModelStep``: ``step()``, ``step.outputs()``, ``examples_per_step``,
-      ``graph_nodes``, ``close()``; "tf1" also ``session`` and ``run_traced()``.
+      ``graph_nodes``, ``close()``; "tf1" and "tf2-session" also ``session`` and
+      ``run_traced()``.
 
     Raises:
       UsageError: see ``check_saved_model``; also a bad executor, loader, seed or thread count.
@@ -590,6 +640,8 @@ def saved_model_step(path: str, executor: str = "GRAPHI", *, signature: str = DE
     checked = check_saved_model(path, signature=signature, tag=tag, batch=batch, inputs=inputs)
     if loader == "tf1":
         return _TF1SavedModelStep(checked, executor, seed, inter_op, intra_op)
+    if loader == "tf2-session":
+        return _TF2SessionSavedModelStep(checked, executor, seed, inter_op, intra_op)
     apply_function_threads(inter_op, intra_op)
     return _TF2SavedModelStep(checked, executor, seed)
 
@@ -929,8 +981,9 @@ def add_arguments(parser: Any, what: Any = None, *, batch_help: Optional[str] = 
     parser.add_argument("--tag", default=None,
                         help=f"--saved-model: the MetaGraph's tag set, e.g. serve or serve,gpu (default {DEFAULT_TAG})")
     parser.add_argument("--loader", choices=LOADERS, default=None,
-                        help="--saved-model: tf2 (tf.saved_model.load, default) or tf1 (the TF1 loader into a "
-                             "Session, as TensorFlow Serving)")
+                        help="--saved-model: tf2 (tf.saved_model.load, default), tf1 (the TF1 loader into a "
+                             "Session, as TensorFlow Serving) or tf2-session (tf.saved_model.load into a "
+                             "Session, for SavedModels the TF1 loader cannot restore)")
     parser.add_argument("--batch", type=int, default=None,
                         help=batch_help or "--saved-model/--keras-model: sets every input's unknown leading dimension")
     parser.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=SHAPE",

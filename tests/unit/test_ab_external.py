@@ -18,16 +18,21 @@ FAST = ["--repeats", "1", "--warmup", "1", "--steps", "2", "--no-png"]
 
 
 class _TwoLayers(tf.Module):
-    """y = tanh(x W1) W2 with x of shape [?, 4]; a second signature with an unknown inner dimension."""
+    """y = dense(tanh(x W1)) with x of shape [?, 4]: a tf.Variable and a Keras 3 layer, whose
+    variables the TF1 loader does not restore from a tf.saved_model.save'd module
+    (tensorflow/tensorflow#72963); a second signature, with an unknown inner dimension, uses
+    W1 alone."""
 
     def __init__(self):
         super().__init__()
         self.w1 = tf.Variable(tf.random.stateless_uniform([4, 8], seed=[1, 2]))
-        self.w2 = tf.Variable(tf.random.stateless_uniform([8, 3], seed=[3, 4]))
+        keras.utils.set_random_seed(3)
+        self.dense = keras.layers.Dense(3, name="dense")
+        self.dense.build((None, 8))
 
     @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
     def predict(self, x):
-        return {"y": tf.matmul(tf.tanh(tf.matmul(x, self.w1)), self.w2)}
+        return {"y": self.dense(tf.tanh(tf.matmul(x, self.w1)))}
 
     @tf.function(input_signature=[tf.TensorSpec([None, None, 4], tf.float32, name="seq")])
     def pooled(self, seq):
@@ -67,7 +72,9 @@ def _ab(env, argv, out, timeout=190):
 
 
 @pytest.mark.timeout(300)  # 4 processes: 2 arms, the two references (W and CP)
-def test_ab_runs_a_saved_model_and_bounds_it_through_the_tf1_loader(saved_model, tmp_path, cli_env):
+def test_ab_runs_a_saved_model_and_bounds_it_through_a_session_load(saved_model, tmp_path, cli_env):
+    # The model's Keras layer fails on the TF1 loader ("Could not find variable dense/bias"):
+    # the bound is measured all the same.
     doc, proc = _ab(cli_env, ["--saved-model", saved_model, "--batch", "2", "--arms", "stock_default,graphi_untuned",
                      "--trace-steps", "1"], tmp_path / "out", timeout=290)
     assert doc["case"]["name"] == "two_layers_tf2" and doc["case"]["kind"] == "saved_model"
@@ -75,7 +82,7 @@ def test_ab_runs_a_saved_model_and_bounds_it_through_the_tf1_loader(saved_model,
     assert doc["examples_per_step"] == 2 and doc["graph_nodes"] > 0
     assert doc["arms"]["graphi_untuned"]["setting"]["signature"]  # a GRAPHI graph ran
     assert doc["arms"]["stock_default"]["proof"]["graphi_did_nothing"] is True
-    assert doc["bound"]["status"] == "ok" and "TF1 loader" in doc["bound"]["note"]
+    assert doc["bound"]["status"] == "ok" and "into a TF1 Session" in doc["bound"]["note"]
     assert f"SavedModel {saved_model} (signature serving_default, tag serve, loader tf2, batch 2)" in proc.stdout
 
 
@@ -178,11 +185,11 @@ def test_training_a_keras_model_saved_uncompiled_is_a_usage_error(capsys, tmp_pa
 # ------------------------------------------------------------------------ the case
 
 
-def test_the_reference_of_a_tf2_saved_model_is_its_tf1_load_and_a_keras_file_has_none(saved_model, keras_file):
+def test_the_reference_of_a_tf2_saved_model_is_its_session_load_and_a_keras_file_has_none(saved_model, keras_file):
     parser = cli._build_parser()
     saved = cli_common.Case.from_args(parser.parse_args(["ab", "--saved-model", saved_model, "--batch", "2"]))
     reference, note = saved.reference_case()
-    assert reference.external.loader == "tf1" and "TF1 loader" in note
+    assert reference.external.loader == "tf2-session" and "TF1 Session" in note
     assert reference.to_argv()[-2:] == ["--seed", "0"] and "--loader" in reference.to_argv()
     keras_case = cli_common.Case.from_args(parser.parse_args(["ab", "--keras-model", keras_file]))
     assert keras_case.reference_case()[0] is None

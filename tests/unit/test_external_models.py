@@ -202,6 +202,44 @@ def test_a_saved_model_step_runs_the_signature_on_its_inputs(tiny_saved_model, l
         np.testing.assert_allclose(out["y"], 2.0 * step.inputs["x"])
 
 
+@pytest.fixture(scope="module")
+def keras_saved_model(tmp_path_factory):
+    """A Keras 3 model with variables saved by tf.saved_model.save, whose variables the TF1
+    loader leaves unrestored (tensorflow/tensorflow#72963)."""
+    path = str(tmp_path_factory.mktemp("keras_saved") / "dense")
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,), name="features"), keras.layers.Dense(3, name="dense")])
+    tf.saved_model.save(model, path)
+    return path
+
+
+def test_the_tf2_session_loader_restores_a_keras_saved_model_the_tf1_loader_cannot(keras_saved_model):
+    with em.saved_model_step(keras_saved_model, "DEFAULT", batch=2, loader="tf2", seed=1) as eager:
+        expected = eager.outputs()
+    with em.saved_model_step(keras_saved_model, "DEFAULT", batch=2, loader="tf2-session", seed=1) as session:
+        got = session.outputs()
+    assert got.keys() == expected.keys()
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-6)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="Could not find variable"):
+        with em.saved_model_step(keras_saved_model, "DEFAULT", batch=2, loader="tf1", seed=1) as tf1:
+            tf1.outputs()
+
+
+def test_a_tf2_session_step_traces_the_models_ops(keras_saved_model):
+    with em.saved_model_step(keras_saved_model, "DEFAULT", batch=2, loader="tf2-session") as step:
+        metadata = step.run_traced()
+    names = {node.node_name for dev in metadata.step_stats.dev_stats for node in dev.node_stats}
+    # The dense layer's matmul + bias (oneDNN fuses them into one node named after BiasAdd).
+    assert any(name.endswith("BiasAdd") for name in names), sorted(names)
+
+
+def test_a_tf2_step_has_no_run_traced_and_says_which_loaders_do(tiny_saved_model):
+    with em.saved_model_step(tiny_saved_model, "DEFAULT", batch=2, loader="tf2") as step:
+        with pytest.raises(em.UsageError, match="loader 'tf1' or 'tf2-session'"):
+            step.run_traced()
+
+
 # ------------------------------------------------------------------------ Keras errors
 
 
