@@ -114,6 +114,17 @@ std::optional<graphi::ReadyPolicy> PolicyArg(const std::string& policy) {
 // The autotuner's view of one graph, in milliseconds.
 py::dict DecisionToDict(const graphi::TuningDecision& d);
 
+// Per-round medians (ns) as a list of {label: ms}.
+py::list RoundsToList(const std::vector<std::map<graphi::Setting, double>>& rounds_ns) {
+  py::list rounds;
+  for (const auto& round : rounds_ns) {
+    py::dict r;
+    for (const auto& kv : round) r[py::str(kv.first.Label())] = kv.second / 1e6;
+    rounds.append(r);
+  }
+  return rounds;
+}
+
 py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   py::dict d;
   d["state"] = std::string(graphi::AutotuneStateName(st.state));
@@ -139,24 +150,12 @@ py::dict AutotuneStatusToDict(const graphi::AutotuneStatus& st) {
   py::list order;
   for (const auto& s : st.order) order.append(SettingToList(s));
   d["order"] = order;
-  py::list rounds;
-  for (const auto& round : st.round_medians_ns) {
-    py::dict r;
-    for (const auto& kv : round) r[py::str(kv.first.Label())] = kv.second / 1e6;
-    rounds.append(r);
-  }
-  d["round_medians_ms"] = rounds;
+  d["round_medians_ms"] = RoundsToList(st.round_medians_ns);
   py::dict screening;
   for (const auto& kv : st.screening_medians_ns) screening[py::str(kv.first.Label())] = kv.second / 1e6;
   d["screening_medians_ms"] = screening;
   d["runoff"] = st.runoff ? py::object(py::str(st.runoff_setting.Label())) : py::none();
-  py::list runoff_rounds;
-  for (const auto& round : st.runoff_medians_ns) {
-    py::dict r;
-    for (const auto& kv : round) r[py::str(kv.first.Label())] = kv.second / 1e6;
-    runoff_rounds.append(r);
-  }
-  d["runoff_medians_ms"] = runoff_rounds;
+  d["runoff_medians_ms"] = RoundsToList(st.runoff_medians_ns);
   py::dict eliminated;
   for (const auto& kv : st.eliminated_after_round) {
     eliminated[py::str(kv.first.Label())] = kv.second;

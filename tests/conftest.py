@@ -21,6 +21,8 @@ Fixtures:
   arrays/scalars) with :func:`assert_same_results`.
 * ``cli_env`` -- the environment for a ``graphi-tf`` subprocess: no GRAPHI_* variables,
   TensorFlow's logging off, this tree first on PYTHONPATH.
+* ``cache_env`` -- a cache directory of the test's own (``GRAPHI_CACHE_DIR``; ``GRAPHI_TUNE``
+  unset) and a fresh "already reported" registry of ``graphi_tf.cache``.
 
 Fake mode
 ---------
@@ -202,6 +204,19 @@ def _reset_graphi_teams():
     if not FAKE:
         graphi_tf._loader.native().clear_adoptions()
         graphi_tf.configure()
+
+
+@pytest.fixture
+def cache_env(tmp_path, monkeypatch):
+    """A cache directory of the test's own (module docstring); yields its path."""
+    from graphi_tf import cache
+
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("GRAPHI_CACHE_DIR", str(directory))
+    monkeypatch.delenv("GRAPHI_TUNE", raising=False)
+    cache._reset_reports()
+    yield directory
+    cache._reset_reports()
 
 
 @pytest.fixture

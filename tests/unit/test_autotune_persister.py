@@ -6,16 +6,6 @@ import pytest
 from graphi_tf import autotune_persister, cache
 
 
-@pytest.fixture
-def cache_env(tmp_path, monkeypatch):
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("GRAPHI_CACHE_DIR", str(directory))
-    monkeypatch.delenv("GRAPHI_TUNE", raising=False)
-    cache._reset_reports()
-    yield directory
-    cache._reset_reports()
-
-
 def _evidence(setting, ratios, screening_ratio, screened_out=False):
     ratios = list(ratios)
     median = sorted(ratios)[len(ratios) // 2] if ratios else 1.0

@@ -33,14 +33,9 @@ def decide(round_medians, default, order):
 
 
 @pytest.fixture(autouse=True)
-def cache_env(tmp_path, monkeypatch):
-    """Every test gets its own cache directory and a fresh 'already reported' registry."""
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("GRAPHI_CACHE_DIR", str(directory))
-    monkeypatch.delenv("GRAPHI_TUNE", raising=False)
-    cache._reset_reports()
-    yield directory
-    cache._reset_reports()
+def _own_cache(cache_env):
+    """Every test here on a cache of its own (conftest's cache_env)."""
+    return cache_env
 
 
 def make_entry(signature="0123456789abcdef", machine=FINGERPRINT, tf_version="2.21.0",

@@ -168,11 +168,9 @@ def decide(round_medians, default, order):
 
 
 @pytest.fixture(autouse=True)
-def cache_env(tmp_path, monkeypatch):
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("GRAPHI_CACHE_DIR", str(directory))
-    cache._reset_reports()
-    return directory
+def _own_cache(cache_env):
+    """Every test here on a cache of its own (conftest's cache_env)."""
+    return cache_env
 
 
 def run_tune(native, step=None, **kw):
