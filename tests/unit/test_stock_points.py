@@ -19,15 +19,18 @@ import graphi_tf
 
 g = tf.Graph()
 with g.as_default():
-    x = tf.compat.v1.placeholder(tf.float32, [384, 384])  # fed: grappler cannot fold the step
+    # 768x768: oneDNN runs a matmul whose operands fit in L2 on one thread
+    # (ExecuteSingleThreadedGemm: 384x384's 1.8 MB did, on a 2 MB-L2 Xeon), and these
+    # (7 MB) must split over the intra-op pool.
+    x = tf.compat.v1.placeholder(tf.float32, [768, 768])  # fed: grappler cannot fold the step
     y = x
-    for _ in range(8):
-        y = tf.nn.relu(tf.matmul(y, x) * 0.002)
+    for _ in range(3):
+        y = tf.nn.relu(tf.matmul(y, x) * 0.005)
     total = tf.reduce_sum(y)
 config = graphi_tf.session_config() if os.environ.get("ARM") == "graphi" else None
 with tf.compat.v1.Session(graph=g, config=config) as s:
-    feed = {x: np.random.RandomState(0).rand(384, 384).astype(np.float32)}
-    values = [float(s.run(total, feed)) for _ in range(20)]
+    feed = {x: np.random.RandomState(0).rand(768, 768).astype(np.float32)}
+    values = [float(s.run(total, feed)) for _ in range(10)]
 
 def threads(prefix):
     out = []
@@ -68,7 +71,7 @@ def test_a_stock_point_runs_every_step_on_tensorflows_executor_with_stocks_resul
     stock = result("stock")
     point = result("graphi", "stock:2x1")
     assert point["setting"] == "stock:2x1"
-    assert point["steps"] == [[20, 20]]
+    assert point["steps"] == [[10, 10]]
     assert point["value"] == pytest.approx(stock["value"], rel=1e-5)
 
 
@@ -80,7 +83,7 @@ def test_a_stock_point_has_its_inter_op_and_intra_op_threads():
 
 
 def test_kernels_on_a_stock_point_split_their_work_over_its_intra_op_pool():
-    # Matmuls of 384x384 on an intra-op pool of 2: its threads take blocks, so they use CPU.
+    # Matmuls of 768x768 on an intra-op pool of 2: its threads take blocks, so they use CPU.
     point = result("graphi", "stock:1x2")
     assert sum(point["intra"]) > 0, point
 
