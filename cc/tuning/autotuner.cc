@@ -1,6 +1,7 @@
 #include "cc/tuning/autotuner.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
@@ -157,32 +158,30 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   st.reference_step_ns = step_ns;
   st.load_class = load_class;
   st.load_clients = load_class == LoadClass::kUnderLoad ? std::max(2, track->max_in_flight) : 0;
+  bool long_steps;  // under load: long requests
   if (st.load_clients > 0) {
     // A request completes every step_ns / clients or so.
     const int clients = st.load_clients;
     const int64_t per_request_ns = std::max<int64_t>(1, step_ns / clients);
-    const bool long_requests = per_request_ns >= options_.long_step_ns;
+    long_steps = per_request_ns >= options_.long_step_ns;
     st.discard_per_visit = clients;
     st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
         options_.visit_target_ns / per_request_ns, options_.min_timed_per_visit * clients,
         options_.max_timed_per_visit * clients));
     st.screening_timed_per_visit = options_.min_timed_per_visit * clients;
-    st.runoff_timed_per_visit =
-        long_requests ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
-    st.rounds = long_requests ? options_.rounds_long : options_.rounds_short;
   } else {
-    const bool long_steps = step_ns >= options_.long_step_ns;
+    long_steps = step_ns >= options_.long_step_ns;
     st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
     st.timed_per_visit =
         long_steps ? 1
                    : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
                                                           options_.min_timed_per_visit,
                                                           options_.max_timed_per_visit));
-    st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
     st.screening_timed_per_visit = std::min(st.timed_per_visit, options_.min_timed_per_visit);
-    st.runoff_timed_per_visit =
-        long_steps ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
   }
+  st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
+  st.runoff_timed_per_visit =
+      long_steps ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();
   st.order.push_back(options_.default_setting);
@@ -322,7 +321,9 @@ void Autotuner::FinishVisitLocked(Track* track) {
       return;
     case Stage::kRunoff:
       if (++round_ >= options_.runoff_rounds) {
-        DecideLocked(track);
+        // The runoff's rounds decide (RunoffCandidate, tuning_decision.h).
+        DecideLocked(track, DecideSetting(st.runoff_medians_ns, options_.default_setting, st.order,
+                                          st.screening_medians_ns));
         return;
       }
       st.runoff_medians_ns.emplace_back();
@@ -355,23 +356,23 @@ void Autotuner::StartRoundLocked(Track* track, int rotation) {
 
 void Autotuner::RunoffOrDecideLocked(Track* track) {
   AutotuneStatus& st = track->status;
-  if (st.runoff_timed_per_visit > 0 && options_.runoff_rounds > 0) {
-    const TuningDecision rounds = DecideSetting(st.round_medians_ns, options_.default_setting,
-                                                st.order, st.screening_medians_ns);
-    if (const SettingEvidence* close = RunoffCandidate(rounds)) {
-      st.runoff = true;
-      st.runoff_setting = close->setting;
-      live_ = {options_.default_setting, close->setting};
-      stage_ = Stage::kRunoff;
-      round_ = 0;
-      st.runoff_medians_ns.assign(1, {});
-      st.visits_planned = st.visits_done + options_.runoff_rounds * 2;
-      // The close setting opens the runoff; the order rotates every round.
-      StartRoundLocked(track, 1);
-      return;
-    }
+  TuningDecision rounds = DecideSetting(st.round_medians_ns, options_.default_setting, st.order,
+                                        st.screening_medians_ns);
+  const bool runoff_possible = st.runoff_timed_per_visit > 0 && options_.runoff_rounds > 0;
+  const SettingEvidence* close = runoff_possible ? RunoffCandidate(rounds) : nullptr;
+  if (close == nullptr) {  // the rounds decide
+    DecideLocked(track, std::move(rounds));
+    return;
   }
-  DecideLocked(track);
+  st.runoff = true;
+  st.runoff_setting = close->setting;
+  live_ = {options_.default_setting, close->setting};
+  stage_ = Stage::kRunoff;
+  round_ = 0;
+  st.runoff_medians_ns.assign(1, {});
+  st.visits_planned = st.visits_done + options_.runoff_rounds * 2;
+  // The close setting opens the runoff; the order rotates every round.
+  StartRoundLocked(track, 1);
 }
 
 void Autotuner::ScreenOutLocked(Track* track) {
@@ -414,11 +415,9 @@ void Autotuner::EliminateLocked(Track* track) {
   live_ = keep;
 }
 
-void Autotuner::DecideLocked(Track* track) {
+void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
   AutotuneStatus& st = track->status;
-  // After a runoff, its rounds decide (RunoffCandidate, tuning_decision.h).
-  st.decision = DecideSetting(st.runoff ? st.runoff_medians_ns : st.round_medians_ns,
-                              options_.default_setting, st.order, st.screening_medians_ns);
+  st.decision = std::move(decision);
   st.chosen = st.decision.chosen;
   st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;
   st.reason = st.decision.reason;

@@ -290,7 +290,9 @@ class Autotuner {
   // Timed steps (under load: completions) the current visit needs.
   int TimedThisVisitLocked(const AutotuneStatus& st) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DecideLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the exploration with `decision` (DecideSetting on the rounds, or on
+  // the runoff's rounds after one).
+  void DecideLocked(Track* track, TuningDecision decision) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AbandonLocked(const std::string& reason) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool LargerGraphSettledLocked(int node_count) const GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Now() const;
