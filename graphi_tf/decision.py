@@ -17,9 +17,10 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
    median + spread < 1: it beat the default by more than its spread.
 3. ``chosen`` is the qualifying setting with the lowest median (ties: the earlier in
    ``order``); if none qualifies, the default is kept.
-4. Elimination (while timing): after each round, a setting whose ratios so far satisfy
-   the native ``should_eliminate`` (>= 2 ratios, every one > ``ELIMINATE_RATIO``) is no
-   longer timed: it cannot win.
+4. Elimination (while timing): after each round, a setting more than ``ELIMINATE_RATIO``
+   x slower than the default, or than a setting that qualifies on the rounds so far, in
+   every one of at least 2 rounds is no longer timed: it cannot win (the native
+   ``settings_to_eliminate``).
 5. Screening (the online autotuner only): before the rounds, every setting is visited once,
    briefly; one more than ``SCREEN_OUT_RATIO`` x the default there is not timed in the
    rounds. Those visits are a setting's first (cold), so they are not among the rounds.
@@ -139,7 +140,7 @@ class SettingEvidence:
       ratio_median: median of ``ratios`` (None without ratios; 1.0 for the default).
       ratio_spread: half the range of ``ratios`` (None without ratios; 0.0 for the default).
       eliminated_after_round: the 0-based round after which it was no longer timed
-        (``should_eliminate``), else None.
+        (``settings_to_eliminate``), else None.
       screening_ratio: its step time over the default's in the online autotuner's screening
         round (None: not screened, e.g. ``graphi_tf.tune``).
       screened_out: whether that ratio dropped it before the rounds.
@@ -324,19 +325,27 @@ def _check_inputs(
     return settings  # type: ignore[return-value]
 
 
+def settings_to_eliminate(native: Any, round_medians: Sequence[Mapping[Setting, float]],
+                          live: Sequence[Setting], default: Setting) -> List[Setting]:
+    """The settings of ``live`` that the native rule times no more after these rounds
+    (``native.settings_to_eliminate``; never the default), in ``live``'s order."""
+    labels = native.settings_to_eliminate(
+        [{setting_label(s): float(v) for s, v in m.items()} for m in round_medians],
+        [setting_label(s) for s in live], setting_label(default))
+    return [parse_setting_label(label) for label in labels]
+
+
 def eliminated_after_rounds(native: Any, round_medians: Sequence[Mapping[Setting, float]],
                             default: Setting, order: Sequence[Setting]) -> Dict[Setting, int]:
-    """For each setting of ``order`` that the native ``should_eliminate`` condemned, the
-    0-based round after which it was no longer timed (replayed round by round)."""
+    """For each setting of ``order`` that the native rule eliminated, the 0-based round
+    after which it was no longer timed (replayed round by round)."""
     out: Dict[Setting, int] = {}
-    for setting in (tuple(s) for s in order):
-        ratios: List[float] = []
-        for r, m in enumerate(round_medians):
-            if setting in m and default in m:
-                ratios.append(m[setting] / m[default])
-                if setting != tuple(default) and native.should_eliminate(ratios):
-                    out[setting] = r  # type: ignore[index]
-                    break
+    live = [tuple(s) for s in order]
+    for r in range(len(round_medians)):
+        timed = [s for s in live if s in round_medians[r]]
+        for setting in settings_to_eliminate(native, round_medians[:r + 1], timed, default):
+            out[setting] = r  # type: ignore[index]
+            live.remove(setting)
     return out
 
 
@@ -347,7 +356,7 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
 
     Args:
       native: the native module (``graphi_tf``'s loader gives it), or a stand-in with
-        ``decide_setting`` and ``should_eliminate``.
+        ``decide_setting`` and ``settings_to_eliminate``.
       round_medians: ``round_medians[r][s]`` = median step time (ms) of setting s in round
         r; a setting not timed in a round (e.g. eliminated) is absent from it.
       default: the baseline of every ratio.

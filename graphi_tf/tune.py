@@ -384,7 +384,7 @@ def _sweep(
     Round r visits the live settings (sweep order, eliminated ones left out) rotated left
     by r. A setting's first visit starts with ``warmup`` untimed steps; every visit then
     discards ``DISCARD_STEPS_PER_VISIT`` and times ``steps``. After each round a setting
-    that the native ``should_eliminate`` condemns is no longer visited.
+    that the native rule eliminates (``settings_to_eliminate``) is no longer visited.
     """
     before = stepstats.steps_run(native.graphs())
     live = list(plan.sweep)
@@ -410,11 +410,10 @@ def _sweep(
                         "graphi_tf.session_config(), or call it under graphi_tf.executor_scope()."
                     )
         timings.round_medians.append(medians)
-        for setting in list(live):
-            ratios = _decision.round_ratios(timings.round_medians, setting, plan.default)
-            if setting != plan.default and native.should_eliminate(list(ratios)):
-                live.remove(setting)
-                bar.skip((rounds - r - 1) * (DISCARD_STEPS_PER_VISIT + steps))
+        for setting in _decision.settings_to_eliminate(native, timings.round_medians, live,
+                                                       plan.default):
+            live.remove(setting)
+            bar.skip((rounds - r - 1) * (DISCARD_STEPS_PER_VISIT + steps))
     timings.ran = stepstats.ran_since(before, native.graphs())
     return timings
 

@@ -95,6 +95,24 @@ graphi::Setting SettingFromLabel(const std::string& label) {
   return setting;
 }
 
+std::vector<graphi::Setting> SettingsFromLabels(const std::vector<std::string>& labels) {
+  std::vector<graphi::Setting> out;
+  for (const auto& label : labels) out.push_back(SettingFromLabel(label));
+  return out;
+}
+
+// Per-round medians keyed by label, keyed by Setting.
+std::vector<std::map<graphi::Setting, double>> RoundMediansFromLabels(
+    const std::vector<std::map<std::string, double>>& rounds) {
+  std::vector<std::map<graphi::Setting, double>> out;
+  for (const auto& round : rounds) {
+    std::map<graphi::Setting, double> r;
+    for (const auto& [label, median] : round) r[SettingFromLabel(label)] = median;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::vector<std::pair<int, int>> SettingsToPairs(const std::vector<graphi::Setting>& settings) {
   std::vector<std::pair<int, int>> out;
   for (const graphi::Setting& s : settings) out.emplace_back(s.executors, s.threads_per_executor);
@@ -466,27 +484,33 @@ void DefineTuning(py::module_& m) {
   m.def("tuning_candidates", []() {
     return SettingsToPairs(graphi::TuningCandidates(graphi::Runtime::Get().topology()));
   }, "The settings the autotuner tries on this machine.");
+  m.def("autotune_candidates", []() {
+    std::vector<std::string> out;
+    for (const graphi::Setting& s : graphi::ProcessAutotuner().candidates()) out.push_back(s.Label());
+    return out;
+  }, "Labels of the settings the online autotuner explores on this machine, its default "
+     "(\"stock\") among them.");
   m.def("decide_setting", [](const std::vector<std::map<std::string, double>>& rounds,
                              const std::string& default_setting,
                              const std::vector<std::string>& order) {
-    std::vector<std::map<graphi::Setting, double>> round_medians;
-    for (const auto& round : rounds) {
-      std::map<graphi::Setting, double> r;
-      for (const auto& [label, median] : round) r[SettingFromLabel(label)] = median;
-      round_medians.push_back(std::move(r));
-    }
-    std::vector<graphi::Setting> settings;
-    for (const auto& label : order) settings.push_back(SettingFromLabel(label));
-    return DecisionToDict(
-        graphi::DecideSetting(round_medians, SettingFromLabel(default_setting), settings));
+    return DecisionToDict(graphi::DecideSetting(RoundMediansFromLabels(rounds),
+                                                SettingFromLabel(default_setting),
+                                                SettingsFromLabels(order)));
   }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
      "The decision rule (tuning_decision.h): graphi_tf.tune's decisions are made here, "
      "as the online autotuner's are.");
-  m.def("should_eliminate", [](const std::vector<double>& ratios) {
-    return graphi::ShouldEliminate(ratios);
-  }, py::arg("ratios"),
-     "Whether a setting with these per-round ratios to the default is timed no more "
-     "(tuning_decision.h).");
+  m.def("settings_to_eliminate", [](const std::vector<std::map<std::string, double>>& rounds,
+                                    const std::vector<std::string>& live,
+                                    const std::string& default_setting) {
+    std::vector<std::string> out;
+    for (const graphi::Setting& s : graphi::SettingsToEliminate(
+             RoundMediansFromLabels(rounds), SettingsFromLabels(live),
+             SettingFromLabel(default_setting))) {
+      out.push_back(s.Label());
+    }
+    return out;
+  }, py::arg("round_medians"), py::arg("live"), py::arg("default"),
+     "The settings of `live` timed no more after these rounds (labels; tuning_decision.h).");
   m.def("decision_rule", []() {
     py::dict d;
     d["min_rounds_to_adopt"] = graphi::kMinRoundsToAdopt;

@@ -11,9 +11,11 @@ optimizer off (nothing is folded or fused away):
 * ``lstm``: an LSTM cell (batch 16, 128 units) unrolled over 50 steps, real mid-size ops.
 
 Arms: stock TensorFlow's executor at every (inter_op, intra_op) in the powers of two up to
-the cores, and at its default pools; GRAPHI in each layout of its tuning candidates
-(``GRAPHI_EXECUTORS`` / ``GRAPHI_THREADS_PER_EXECUTOR``, autotuning off), and GRAPHI's
-"stock" setting. Every arm runs in its own process (TensorFlow fixes its pools per process),
+the cores, and at its default pools; GRAPHI, autotuning off, in each setting its autotuner
+explores (``autotune_candidates``): the team layouts (``GRAPHI_EXECUTORS`` /
+``GRAPHI_THREADS_PER_EXECUTOR``), the stock points (``GRAPHI_EXECUTORS=stock:IxA``, arms
+``graphi_stock_iI_aA``: TensorFlow's executor inside GRAPHI on pools GRAPHI sizes) and
+"stock" (TensorFlow's executor on the process's own pools). Every arm runs in its own process (TensorFlow fixes its pools per process),
 the arms interleaved over ``--rounds`` rounds with the order rotated each round; a process
 warms up, then times ``--steps`` steps and reports their median. The figure is ns per node:
 the median over rounds of (median step time / nodes run), with the IQR over rounds.
@@ -120,12 +122,13 @@ def worker(graph_name: str, executor: str, inter: int, intra: int, warmup: int, 
 
 
 def arms(python: str) -> List[Dict[str, Any]]:
-    """Stock at its pool points and defaults; GRAPHI in each tuning candidate and 'stock'."""
-    probe = subprocess.run([python, "-c", "import graphi_tf, json; from graphi_tf import _loader; "
-                                          "print(json.dumps([list(c) for c in _loader.native().tuning_candidates()]))"],
+    """Stock at its pool points and defaults; GRAPHI in each setting its autotuner explores:
+    team layouts, stock points and 'stock' (TensorFlow's executor on its own pools)."""
+    probe = subprocess.run([python, "-c", "import json; from graphi_tf import _loader; "
+                                          "print(json.dumps(_loader.native().autotune_candidates()))"],
                            capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
     if probe.returncode != 0:
-        raise RuntimeError(f"could not list GRAPHI's tuning candidates: {probe.stderr[-1000:]}")
+        raise RuntimeError(f"could not list GRAPHI's autotuning candidates: {probe.stderr[-1000:]}")
     candidates = json.loads(probe.stdout.strip().splitlines()[-1])
     from graphi_tf.lab.ab import sweep_values  # the stock sweep of graphi-tf ab: powers of two up to the cores
 
@@ -134,12 +137,17 @@ def arms(python: str) -> List[Dict[str, Any]]:
     for i in sweep_values(cores):
         for a in sweep_values(cores):
             out.append({"name": f"stock_i{i}_a{a}", "executor": "DEFAULT", "inter": i, "intra": a, "env": {}})
-    for e, t in candidates:
-        out.append({"name": f"graphi_{e}x{t}", "executor": "GRAPHI", "inter": 0, "intra": 0,
-                    "env": {"GRAPHI_EXECUTORS": str(e), "GRAPHI_THREADS_PER_EXECUTOR": str(t),
-                            "GRAPHI_AUTOTUNE": "0"}})
-    out.append({"name": "graphi_stock", "executor": "GRAPHI", "inter": 0, "intra": 0,
-                "env": {"GRAPHI_EXECUTORS": "stock", "GRAPHI_AUTOTUNE": "0"}})
+    for label in candidates:
+        if label == "stock":
+            name, env = "graphi_stock", {"GRAPHI_EXECUTORS": "stock"}
+        elif label.startswith("stock:"):
+            inter, intra = label[len("stock:"):].split("x")
+            name, env = f"graphi_stock_i{inter}_a{intra}", {"GRAPHI_EXECUTORS": label}
+        else:
+            e, t = label.split("x")
+            name, env = f"graphi_{e}x{t}", {"GRAPHI_EXECUTORS": e, "GRAPHI_THREADS_PER_EXECUTOR": t}
+        out.append({"name": name, "executor": "GRAPHI", "inter": 0, "intra": 0,
+                    "env": dict(env, GRAPHI_AUTOTUNE="0")})
     return out
 
 

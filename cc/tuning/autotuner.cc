@@ -392,21 +392,11 @@ void Autotuner::ScreenOutLocked(Track* track) {
 
 void Autotuner::EliminateLocked(Track* track) {
   AutotuneStatus& st = track->status;
+  const std::vector<Setting> drop =
+      SettingsToEliminate(st.round_medians_ns, live_, options_.default_setting);
   std::vector<Setting> keep;
   for (const Setting& setting : live_) {
-    bool drop = false;
-    if (setting != options_.default_setting) {
-      std::vector<double> ratios;
-      for (const auto& round : st.round_medians_ns) {
-        auto v = round.find(setting);
-        auto d = round.find(options_.default_setting);
-        if (v != round.end() && d != round.end() && d->second > 0) {
-          ratios.push_back(v->second / d->second);
-        }
-      }
-      drop = ShouldEliminate(ratios);
-    }
-    if (drop) {
+    if (std::find(drop.begin(), drop.end(), setting) != drop.end()) {
       st.eliminated_after_round[setting] = round_;
     } else {
       keep.push_back(setting);

@@ -12,7 +12,8 @@
 // interleaved rounds whose order rotates every round. Each visit of a setting
 // discards its first step (fresh teams, cold caches) and times the next few;
 // the visit's median is that round's figure. After every round a setting that
-// is clearly slower than the default (ShouldEliminate) is dropped. When the
+// is clearly slower than the default, or than a setting that beats the
+// default so far (SettingsToEliminate), is dropped. When the
 // rounds are done, DecideSetting picks the layout from those rounds — a
 // non-default one only if it beat the default by more than its spread. If it
 // picked none but one setting came close (RunoffCandidate), that setting and
@@ -213,6 +214,9 @@ class Autotuner {
 
   // Feeds one finished step; may switch the layout for the next steps.
   void OnStep(const StepSample& sample) GRAPHI_LOCKS_EXCLUDED(mu_);
+
+  // The settings it explores (the default among them), in its order.
+  const std::vector<Setting>& candidates() const { return options_.candidates; }
 
   // The state of graph `signature`; false if no step of it was seen.
   bool Status(const std::string& signature, AutotuneStatus* out) const

@@ -19,6 +19,54 @@ bool ShouldEliminate(const std::vector<double>& ratios_so_far) {
   return *std::min_element(ratios_so_far.begin(), ratios_so_far.end()) > kEliminateRatio;
 }
 
+namespace {
+
+// `setting`'s ratios to `other`, one per round in which both ran.
+std::vector<double> RatiosTo(const std::vector<std::map<Setting, double>>& round_medians,
+                             const Setting& setting, const Setting& other) {
+  std::vector<double> ratios;
+  for (const auto& round : round_medians) {
+    auto s = round.find(setting);
+    auto o = round.find(other);
+    if (s == round.end() || o == round.end() || o->second <= 0) continue;
+    ratios.push_back(s->second / o->second);
+  }
+  return ratios;
+}
+
+// Whether these ratios to the default would qualify a setting (DecideSetting).
+bool Qualifies(const std::vector<double>& ratios) {
+  if (static_cast<int>(ratios.size()) < kMinRoundsToAdopt) return false;
+  const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+  return MedianOf(ratios) + (*hi - *lo) / 2 < 1.0;
+}
+
+}  // namespace
+
+std::vector<Setting> SettingsToEliminate(const std::vector<std::map<Setting, double>>& round_medians,
+                                         const std::vector<Setting>& live,
+                                         const Setting& default_setting) {
+  // The settings others are judged against: the default, and those the rule
+  // would adopt if the rounds ended now.
+  std::vector<Setting> leaders = {default_setting};
+  for (const Setting& setting : live) {
+    if (setting != default_setting && Qualifies(RatiosTo(round_medians, setting, default_setting))) {
+      leaders.push_back(setting);
+    }
+  }
+  std::vector<Setting> out;
+  for (const Setting& setting : live) {
+    if (setting == default_setting) continue;
+    for (const Setting& leader : leaders) {
+      if (leader != setting && ShouldEliminate(RatiosTo(round_medians, setting, leader))) {
+        out.push_back(setting);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 bool ShouldScreenOut(double screening_ratio) { return screening_ratio > kScreenOutRatio; }
 
 const SettingEvidence* RunoffCandidate(const TuningDecision& decision) {

@@ -1,6 +1,6 @@
 // The do-no-harm decision rule: the one rule the online autotuner
 // (autotuner.h) and graphi_tf.tune (through the bindings' decide_setting and
-// should_eliminate) decide by. graphi_tf/decision.py only records decisions.
+// settings_to_eliminate) decide by. graphi_tf/decision.py only records decisions.
 //
 // Settings are timed in interleaved rounds; round r gives each setting s a
 // median step time m[r][s]. The rule compares every setting with the default
@@ -18,7 +18,12 @@
 //
 // ShouldEliminate: a setting more than kEliminateRatio times slower than the
 // default in every one of at least two rounds cannot win; the tuners stop
-// timing it.
+// timing it. SettingsToEliminate applies it after each round against the
+// default and against every setting that qualifies on the rounds so far: a
+// setting that much slower than one the rule would adopt now cannot be
+// chosen over it either (its every ratio is above that setting's, so is its
+// median). Timing it no longer shortens the rounds where one setting wins
+// clearly (the others would take every round to the end).
 //
 // ShouldScreenOut: the online autotuner first visits every setting once,
 // briefly (its screening round), and times only the survivors in the rounds
@@ -92,6 +97,13 @@ TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round
 // Whether a setting with these ratios to the default should not be timed
 // again.
 bool ShouldEliminate(const std::vector<double>& ratios_so_far);
+
+// The settings of `live` (round_medians' settings still timed) that are not
+// to be timed again after these rounds (ShouldEliminate above), in `live`'s
+// order; never the default.
+std::vector<Setting> SettingsToEliminate(const std::vector<std::map<Setting, double>>& round_medians,
+                                         const std::vector<Setting>& live,
+                                         const Setting& default_setting);
 
 // Whether a setting with this ratio to the default in its screening visit
 // should not be timed again.

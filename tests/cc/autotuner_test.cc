@@ -246,6 +246,22 @@ TEST(AutotunerTest, EliminatesASettingThatIsMuchSlowerInTwoRounds) {
   EXPECT_EQ(std::count(h.control_.visits.begin(), h.control_.visits.end(), Setting{1, 1}), 3);
 }
 
+TEST(AutotunerTest, ASettingFarSlowerThanOneThatBeatsTheDefaultStopsBeingTimed) {
+  Harness h;
+  // 1x1 beats the default (0.8x), 1x2 beats it by more: 1x1 is 1.33x 1x2.
+  h.Run(400, [](const Setting& s, int) {
+    if (s == Setting{1, 1}) return 20.0;
+    if (s == Setting{1, 2}) return 15.0;
+    return 25.0;
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.chosen, (Setting{1, 2}));
+  ASSERT_EQ(st.eliminated_after_round.count({1, 1}), 1u);
+  EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 1);  // after rounds 0 and 1
+  // Its screening visit and two rounds'.
+  EXPECT_EQ(std::count(h.control_.visits.begin(), h.control_.visits.end(), Setting{1, 1}), 3);
+}
+
 TEST(AutotunerTest, ASettingSlowOnlyInItsColdFirstVisitIsAdopted) {
   Harness h;
   // 1x2 is 0.8x the default once warm, 1.25x in its first visit.

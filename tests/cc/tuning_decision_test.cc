@@ -48,6 +48,31 @@ TEST(TuningDecisionTest, EliminatesOnlyAfterTwoClearlySlowerRounds) {
   EXPECT_TRUE(ShouldEliminate({1.3, 1.25}));
 }
 
+TEST(TuningDecisionTest, ASettingFarSlowerThanOneThatBeatsTheDefaultIsEliminated) {
+  const Setting third{1, 1};
+  // third is 0.9x the default but 1.29x kOther, which beats the default by
+  // more than its spread.
+  const std::vector<std::map<Setting, double>> rounds = {
+      {{kDefault, 10}, {kOther, 7}, {third, 9}}, {{kDefault, 10}, {kOther, 7}, {third, 9}}};
+  EXPECT_EQ(SettingsToEliminate(rounds, {kDefault, kOther, third}, kDefault),
+            std::vector<Setting>{third});
+}
+
+TEST(TuningDecisionTest, ASettingIsNotEliminatedBehindOneThatDoesNotQualify) {
+  const Setting third{1, 1};
+  // kOther at 0.7 and 1.05 (0.875 ± 0.175) does not qualify; third is 1.29x
+  // and 1.105x kOther and below 1.1x the default.
+  const std::vector<std::map<Setting, double>> rounds = {
+      {{kDefault, 10}, {kOther, 7}, {third, 9}}, {{kDefault, 10}, {kOther, 10.5}, {third, 11.6}}};
+  EXPECT_TRUE(SettingsToEliminate(rounds, {kDefault, kOther, third}, kDefault).empty());
+}
+
+TEST(TuningDecisionTest, TheDefaultIsNeverEliminated) {
+  const std::vector<std::map<Setting, double>> rounds = {{{kDefault, 20}, {kOther, 10}},
+                                                         {{kDefault, 20}, {kOther, 10}}};
+  EXPECT_TRUE(SettingsToEliminate(rounds, {kDefault, kOther}, kDefault).empty());
+}
+
 TEST(TuningDecisionTest, ScreensOutOnlyASettingFarSlowerInItsFirstVisit) {
   EXPECT_FALSE(ShouldScreenOut(1.25));
   EXPECT_FALSE(ShouldScreenOut(kScreenOutRatio));

@@ -175,12 +175,31 @@ def test_evidence_follows_order():
     ((1.5, 1.05, 1.6), False),    # one round within 10%
     ((1.21, 1.21, 1.21), True),
 ])
-def test_should_eliminate_needs_two_rounds_all_over_the_ratio(ratios, expected):
-    assert NATIVE.should_eliminate(list(ratios)) is expected
+def test_a_setting_is_eliminated_after_two_rounds_all_over_the_ratio_to_the_default(ratios, expected):
+    rounds = [{"2x1": 10.0, "1x1": 10.0 * r} for r in ratios]
+    assert NATIVE.settings_to_eliminate(rounds, ["2x1", "1x1"], "2x1") == (["1x1"] if expected else [])
+
+
+def test_a_setting_far_slower_than_one_that_beats_the_default_is_eliminated():
+    # B is 0.9x the default but 1.29x A, which beats the default beyond its spread.
+    rounds = rounds_of(D=[10, 10], A=[7, 7], B=[9, 9])
+    assert decision.settings_to_eliminate(NATIVE, rounds, [B, A, D], D) == [B]
+
+
+def test_a_setting_is_not_eliminated_behind_one_that_does_not_beat_the_default():
+    # A's ratios 0.7 and 1.05 (median 0.875 ± 0.175) do not qualify it, so B, 1.29x and
+    # 1.105x A, stays.
+    rounds = rounds_of(D=[10, 10], A=[7, 10.5], B=[9, 11.6])
+    assert decision.settings_to_eliminate(NATIVE, rounds, [B, A, D], D) == []
+
+
+def test_the_default_is_never_eliminated():
+    rounds = rounds_of(D=[20, 20], A=[10, 10])
+    assert decision.settings_to_eliminate(NATIVE, rounds, [A, D], D) == []
 
 
 def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
-    result = decide(rounds_of(D=[10, 10, 10, 10], B=[13, 10.5, 13, 14], A=[9, 9, 9, 9]), D, ORDER)
+    result = decide(rounds_of(D=[10, 10, 10, 10], B=[13, 10.5, 13, 14], A=[10, 10, 10, 10]), D, ORDER)
     # B's ratios 1.3, 1.05, 1.3, 1.4: one round within 10%, so never eliminated.
     assert result.evidence_for(B).eliminated_after_round is None
     result = decide(rounds_of(D=[10, 10, 10], B=[13, 14, None], A=[9, 9, 9]), D, ORDER)

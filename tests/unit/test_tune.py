@@ -38,10 +38,10 @@ STEP_MS = {(1, 1): 9.0, (1, 2): 3.0, (2, 1): 6.0}
 class FakeNative:
     """The native API tune() uses: configure, runtime_info, symmetric_settings, graphs,
     graph_profile, adopt_setting, and the decision rule (the real one: decide_setting,
-    should_eliminate). Default layout: one team per tile."""
+    settings_to_eliminate). Default layout: one team per tile."""
 
     decide_setting = staticmethod(_loader.native().decide_setting)
-    should_eliminate = staticmethod(_loader.native().should_eliminate)
+    settings_to_eliminate = staticmethod(_loader.native().settings_to_eliminate)
 
     def __init__(self, tiles=([0], [1]), symmetric=((1, 1), (1, 2), (2, 1)), policy="fifo",
                  source="default", candidates=None):
@@ -324,9 +324,19 @@ def test_eliminated_settings_leave_the_rotation():
     assert sweep_calls(native) == [a, b, c, b, c, a, b, c, c, b]
 
 
+def test_a_setting_far_slower_than_one_that_beats_the_default_is_eliminated_after_two_rounds():
+    native = FakeNative()
+    step = FakeStep(native, FakeClock(), step_ms={(1, 1): 5.4, (1, 2): 3.0, (2, 1): 6.0})
+    result = run_tune(native, step, warmup=1, rounds=5, steps=3)
+    # 1x1 beats the default (0.9x) but is 1.8x 1x2, which beats it by more.
+    assert row_of(result, (1, 1)).eliminated_after_round == 1
+    assert step.calls[(1, 1)] == 1 + 2 * (1 + 3)
+    assert result.best == (1, 2)
+
+
 def test_a_setting_slower_in_only_one_round_stays_in_the_sweep():
     native = FakeNative()
-    step_ms = {(1, 1): 6.3, (1, 2): 3.0, (2, 1): 6.0}  # 1.05x the default
+    step_ms = {(1, 1): 6.3, (1, 2): 6.0, (2, 1): 6.0}  # 1.05x the default; 1x2 no faster
     result = run_tune(native, FakeStep(native, FakeClock(), step_ms=step_ms, noise={((1, 1), 0): 2.0}),
                       rounds=4)
     assert row_of(result, (1, 1)).eliminated_after_round is None
