@@ -148,15 +148,11 @@ void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_poin
   const IntraOpPoolView* intra_op = nullptr;
   if (stock_point != nullptr) {
     // A stock point: the ops go to its inter-op pool, and their kernels get
-    // its intra-op pool (StockPointDevice).
+    // its intra-op pool (StockPointDevice), with no closure around each op
+    // (StockPools::ScheduleOp).
     intra_op = IntraOpPoolViewOf(stock_point);
-    StockPools::Pool* inter_op = stock_point->inter_op_pool();
-    stock_args.runner = [inter_op, intra_op, order](std::function<void()> fn) {
-      inter_op->Schedule([intra_op, order, fn = std::move(fn)] {
-        ScopedStepOrder running(order);
-        ScopedIntraOpPoolView pool(intra_op);
-        fn();
-      });
+    stock_args.runner = [stock_point, order](std::function<void()> fn) {
+      stock_point->ScheduleOp(std::move(fn), order);
     };
   } else {
     Args::Runner runner = args.runner;

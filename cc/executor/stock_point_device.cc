@@ -25,7 +25,13 @@ IntraOpPoolView* IntraOpPoolViewOf(StockPools* pools) {
       pools->Attach([pools] { return std::make_unique<IntraOpPoolView>(pools); }));
 }
 
-const IntraOpPoolView* CurrentIntraOpPoolView() { return current_view; }
+const IntraOpPoolView* CurrentIntraOpPoolView() {
+  if (current_view != nullptr) return current_view;
+  // A stock point's inter-op thread: its view was attached before the step
+  // that scheduled the op began (RunOnStockExecutor).
+  const StockPools* pools = StockPools::OfCurrentThread();
+  return pools != nullptr ? static_cast<const IntraOpPoolView*>(pools->attachment()) : nullptr;
+}
 
 ScopedIntraOpPoolView::ScopedIntraOpPoolView(const IntraOpPoolView* view)
     : previous_(current_view) {
@@ -41,17 +47,17 @@ StockPointDevice::~StockPointDevice() = default;
 
 const tensorflow::DeviceBase::CpuWorkerThreads* StockPointDevice::tensorflow_cpu_worker_threads()
     const {
-  const IntraOpPoolView* view = current_view;
+  const IntraOpPoolView* view = CurrentIntraOpPoolView();
   return view != nullptr ? view->workers() : base_->tensorflow_cpu_worker_threads();
 }
 
 const Eigen::ThreadPoolDevice* StockPointDevice::eigen_cpu_device() {
-  const IntraOpPoolView* view = current_view;
+  const IntraOpPoolView* view = CurrentIntraOpPoolView();
   return view != nullptr ? view->eigen_device() : base_->eigen_cpu_device();
 }
 
 tensorflow::thread::ThreadPool* StockPointDevice::tensorflow_device_thread_pool() {
-  const IntraOpPoolView* view = current_view;
+  const IntraOpPoolView* view = CurrentIntraOpPoolView();
   return view != nullptr ? view->thread_pool() : base_->tensorflow_device_thread_pool();
 }
 

@@ -5,8 +5,9 @@
 // every kernel. GraphiExecutor builds one stock executor per graph; its
 // device is a StockPointDevice, which forwards everything to the executor's
 // own device except the intra-op pool: a kernel running on a stock point's
-// inter-op thread (the runner marks it with ScopedIntraOpPoolView) gets that
-// stock point's intra-op pool, any other kernel the device's own. So one
+// inter-op thread (StockPools::OfCurrentThread), or inside a
+// ScopedIntraOpPoolView, gets that stock point's intra-op pool, any other
+// kernel the device's own. So one
 // stock executor serves plain "stock" (TensorFlow's pools) and every stock
 // point, with the same kernels.
 //
@@ -43,8 +44,9 @@ class IntraOpPoolView final : public StockPools::Attachment {
 // The view of `pools`, made on first use and kept with the pools.
 IntraOpPoolView* IntraOpPoolViewOf(StockPools* pools);
 
-// The stock point whose intra-op pool this thread's kernels use; null off a
-// stock point's threads.
+// The stock point whose intra-op pool this thread's kernels use: the
+// innermost ScopedIntraOpPoolView's, else that of the stock point whose
+// inter-op thread this is; null elsewhere.
 const IntraOpPoolView* CurrentIntraOpPoolView();
 
 class ScopedIntraOpPoolView {

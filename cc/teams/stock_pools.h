@@ -10,6 +10,13 @@
 // The executor layer attaches its TensorFlow view of the intra-op pool once
 // (Attach), since kernels need TensorFlow types this layer does not use.
 //
+// A step's ops go to the inter-op pool through ScheduleOp, which runs each as
+// an op of its step (step_order.h) without wrapping it in another closure:
+// the step's number travels in Eigen's task beside the closure, and each
+// inter-op thread knows its StockPools (OfCurrentThread) for the intra-op
+// view. A closure per op more was a heap allocation per op more than
+// TensorFlow's own runner (docs/design.md, "Stock points").
+//
 // Their threads may run on every usable CPU, whatever thread made the pools:
 // the autotuner switches settings from the thread that ends a step, often a
 // pinned team thread, whose one-CPU mask new threads would inherit (a stock
@@ -25,6 +32,7 @@
 #ifndef GRAPHI_TF_CC_TEAMS_STOCK_POOLS_H_
 #define GRAPHI_TF_CC_TEAMS_STOCK_POOLS_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -44,10 +52,12 @@ class StockPools {
   };
 
   // An Eigen pool of `threads` threads, named `name`-<i>, each allowed on
-  // all of `cpus` (none given: the mask they inherit).
+  // all of `cpus` (none given: the mask they inherit). Its threads report
+  // `owner` as OfCurrentThread (null: none). A task runs as an op of the
+  // step that ScheduleOp gave it, or of none.
   class Pool final : public tensorflow::thread::ThreadPoolInterface {
    public:
-    Pool(int threads, const char* name, const std::vector<int>& cpus);
+    Pool(int threads, const char* name, const std::vector<int>& cpus, StockPools* owner);
     ~Pool() override;
     void Schedule(std::function<void()> fn) override;
     void ScheduleWithHint(std::function<void()> fn, int start, int end) override;
@@ -72,8 +82,18 @@ class StockPools {
   Pool* inter_op_pool() { return &inter_op_; }
   Pool* intra_op_pool() { return &intra_op_; }
 
+  // Runs `op` on the inter-op pool as an op of step `step_order`
+  // (ScopedStepOrder while it runs).
+  void ScheduleOp(std::function<void()> op, uint64_t step_order);
+
+  // The StockPools whose inter-op thread calls this, or null.
+  static StockPools* OfCurrentThread();
+
   // The attachment `make` builds on the first call; later calls return it.
   Attachment* Attach(const std::function<std::unique_ptr<Attachment>()>& make);
+  // The attachment, or null before Attach. Safe where Attach happened before
+  // (e.g. in an op the caller of Attach scheduled).
+  Attachment* attachment() const { return attachment_.get(); }
 
  private:
   // Destroyed in reverse: the inter-op pool's threads are joined first, then

@@ -65,3 +65,27 @@ def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["[[3,", "0]]"], done.stdout
+
+
+def test_a_function_an_op_of_a_stock_point_step_calls_is_part_of_that_step():
+    # The inner function runs in a nested executor started by an op on the stock point's
+    # inter-op thread: it must count as part of the outer step (step_order.h), so the
+    # autotuner never sees it as a step of its own.
+    code = (
+        "import tensorflow as tf, graphi_tf\n"
+        "@tf.function(experimental_attributes={'_noinline': True})\n"
+        "def inner(x): return tf.tanh(tf.matmul(x, x))\n"
+        "@tf.function\n"
+        "def outer(x): return inner(x) + inner(x * 0.5)\n"
+        "x = tf.ones([16, 16]) / 16\n"
+        "with graphi_tf.executor_scope():\n"
+        "    for _ in range(3): outer(x).numpy()\n"
+        "print(sorted([g['steps_run'], g['steps_on_stock_executor'], g['autotune'] is None]\n"
+        "             for g in graphi_tf.info()['graphs']))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(GRAPHI_EXECUTORS="stock:2x1", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # outer: 3 top-level steps; inner: 6 nested ones, never seen by the autotuner.
+    assert done.stdout.split() == ["[[3,", "3,", "False],", "[6,", "6,", "True]]"], done.stdout
