@@ -87,7 +87,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
       successors[id].push_back(e.dst_id);
     }
   }
-  TF_RETURN_IF_ERROR(BuildStockExecutor(graph));
+  TF_RETURN_IF_ERROR(BuildStockExecutors(graph));
   profile_ = GraphRegistry::Get().Register(GraphSignature(graph), std::move(names),
                                            std::move(successors), std::move(types));
   StepHooks* hooks = this;  // a private base: converted here, where it is accessible
@@ -99,7 +99,7 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   return status;
 }
 
-absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) {
+absl::Status GraphiExecutor::BuildStockExecutors(const tensorflow::Graph& graph) {
   // TensorFlow's ImmutableExecutorState asks create_kernel for each node's
   // kernel by the node's properties: hand it the kernel ours already holds.
   // Keyed by the NodeDef the properties hold (Node::def(), compiled in
@@ -129,13 +129,17 @@ absl::Status GraphiExecutor::BuildStockExecutor(const tensorflow::Graph& graph) 
     return absl::OkStatus();
   };
   params.delete_kernel = [](tensorflow::OpKernel*) {};  // immutable_state_ owns them
-  // The executor's device, but for kernels on a stock point's threads, whose
-  // intra-op pool they get (stock_point_device.h).
-  stock_device_ = std::make_unique<StockPointDevice>(params.device);
-  params.device = stock_device_.get();
   tensorflow::Executor* executor = nullptr;
   TF_RETURN_IF_ERROR(tensorflow::NewLocalExecutor(params, graph, &executor));
   stock_executor_.reset(executor);
+  // The executor's device, but for kernels on a stock point's threads, whose
+  // intra-op pool they get (stock_point_device.h). A second executor, not
+  // the device for both: forwarding every device call cost plain "stock"
+  // about 10% a node on chains of scalar ops (docs/design.md, "Stock points").
+  stock_point_device_ = std::make_unique<StockPointDevice>(params.device);
+  params.device = stock_point_device_.get();
+  TF_RETURN_IF_ERROR(tensorflow::NewLocalExecutor(params, graph, &executor));
+  stock_point_executor_.reset(executor);
   kernels->clear();  // only Initialize asks for kernels
   return absl::OkStatus();
 }
@@ -166,7 +170,9 @@ void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_poin
   }
   ScopedStepOrder running(order);  // ops the stock executor runs on this thread
   ScopedIntraOpPoolView pool(intra_op);
-  stock_executor_->RunAsync(stock_args, [this, clock, done = std::move(done)](
+  tensorflow::Executor* executor =
+      stock_point != nullptr ? stock_point_executor_.get() : stock_executor_.get();
+  executor->RunAsync(stock_args, [this, clock, done = std::move(done)](
                                             const absl::Status& status) {
     profile_->CountStockExecutorStep();
     profile_->StepFinished();

@@ -77,24 +77,30 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   // GRAPHI setting in the environment is invalid.
   std::shared_ptr<const TeamDevices> CurrentTeamDevices(absl::Status* status);
   void RunAsyncInternal(const Args& args, DoneCallback done) override;
-  // Builds stock_executor_ over `graph` and immutable_state_'s kernels.
-  absl::Status BuildStockExecutor(const tensorflow::Graph& graph);
-  // Runs a step on stock_executor_, timed for the autotuner like any top-level
-  // step. Its ops run with the step's arrival number on their threads
-  // (step_order.h), so a function they call is not taken for a top-level step.
-  // With `stock_point` (a stock point in force) its pools run the ops, else
-  // the runner TensorFlow passed.
+  // Builds stock_executor_ and stock_point_executor_ over `graph` and
+  // immutable_state_'s kernels.
+  absl::Status BuildStockExecutors(const tensorflow::Graph& graph);
+  // Runs a step on TensorFlow's executor, timed for the autotuner like any
+  // top-level step. Its ops run with the step's arrival number on their
+  // threads (step_order.h), so a function they call is not taken for a
+  // top-level step. With `stock_point` (a stock point in force),
+  // stock_point_executor_ on its pools, else stock_executor_ on the runner
+  // TensorFlow passed.
   void RunOnStockExecutor(const Args& args, StockPools* stock_point, DoneCallback done);
   // Runs a whole step on the calling thread; returns its status.
   absl::Status RunOnCaller(const Args& args);
 
   tensorflow::ImmutableExecutorState immutable_state_;
-  // The stock executor's device (stock_point_device.h); outlives it.
-  std::unique_ptr<StockPointDevice> stock_device_;
+  // The stock point executor's device (stock_point_device.h); outlives it.
+  std::unique_ptr<StockPointDevice> stock_point_device_;
   // TensorFlow's executor over the same graph, running immutable_state_'s
-  // kernels (it never deletes them). Declared after immutable_state_, so it
-  // is destroyed first, while the kernels it points to still exist.
+  // kernels (it never deletes them): on the executor's own device for the
+  // "stock" setting, so that setting is TensorFlow's executor and nothing
+  // more, and on stock_point_device_ for stock points. Declared after
+  // immutable_state_, so they are destroyed first, while the kernels they
+  // point to still exist.
   std::unique_ptr<tensorflow::Executor> stock_executor_;
+  std::unique_ptr<tensorflow::Executor> stock_point_executor_;
   std::shared_ptr<GraphProfile> profile_;
   // What steps read (step_plan.h); built by Initialize().
   std::unique_ptr<const StepPlan> plan_;

@@ -2,14 +2,14 @@
 // intra-op pool.
 //
 // TensorFlow's executor takes one device when it is built and gives it to
-// every kernel. GraphiExecutor builds one stock executor per graph; its
-// device is a StockPointDevice, which forwards everything to the executor's
-// own device except the intra-op pool: a kernel running on a stock point's
-// inter-op thread (StockPools::OfCurrentThread), or inside a
+// every kernel. GraphiExecutor builds, beside the stock executor of plain
+// "stock" (on the executor's own device), one stock point executor per
+// graph; its device is a StockPointDevice, which forwards everything to the
+// executor's own device except the intra-op pool: a kernel running on a
+// stock point's inter-op thread (StockPools::OfCurrentThread), or inside a
 // ScopedIntraOpPoolView, gets that stock point's intra-op pool, any other
-// kernel the device's own. So one
-// stock executor serves plain "stock" (TensorFlow's pools) and every stock
-// point, with the same kernels.
+// kernel the device's own. So one executor serves every stock point, with
+// the same kernels as plain stock.
 //
 // Thread-safety: IntraOpPoolView and StockPointDevice are immutable after
 // construction; the current view is per thread.
