@@ -21,6 +21,15 @@ SUITES = ["test_session_conformance.py", "test_function_conformance.py", "test_r
           "test_faults.py", "test_fuzz_seeds.py"]
 
 
+def _run_graphi(code, **graphi_env):
+    """Runs `code` in a fresh Python with only these GRAPHI_* variables; returns its stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(graphi_env, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 @pytest.mark.parametrize("setting", ["stock", "stock:2x1"])
 def test_the_conformance_suites_pass_on_tensorflows_executor(setting):
     env = dict(os.environ, GRAPHI_TEST_EXECUTORS=setting, TF_CPP_MIN_LOG_LEVEL="3")
@@ -43,11 +52,8 @@ def test_graphi_executors_stock_runs_every_step_on_tensorflows_executor():
         "print(float(v[0, 0]), i['stock_pools'], [x['stock_pools'] for x in i['graphs']],\n"
         "      [[x['steps_run'], x['steps_on_stock_executor']] for x in i['graphs']])\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(GRAPHI_EXECUTORS="stock", TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["8.0", "True", "[True]", "[[3,", "3]]"], done.stdout
+    out = _run_graphi(code, GRAPHI_EXECUTORS="stock")
+    assert out.split() == ["8.0", "True", "[True]", "[[3,", "3]]"], out
 
 
 def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
@@ -60,11 +66,8 @@ def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
         "    v = [s.run(c) for _ in range(3)][-1]\n"
         "print([[x['steps_run'], x['steps_on_stock_executor']] for x in graphi_tf.info()['graphs']])\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["[[3,", "0]]"], done.stdout
+    out = _run_graphi(code)
+    assert out.split() == ["[[3,", "0]]"], out
 
 
 def test_a_function_an_op_of_a_stock_point_step_calls_is_part_of_that_step():
@@ -83,9 +86,6 @@ def test_a_function_an_op_of_a_stock_point_step_calls_is_part_of_that_step():
         "print(sorted([g['steps_run'], g['steps_on_stock_executor'], g['autotune'] is None]\n"
         "             for g in graphi_tf.info()['graphs']))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(GRAPHI_EXECUTORS="stock:2x1", TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
+    out = _run_graphi(code, GRAPHI_EXECUTORS="stock:2x1")
     # outer: 3 top-level steps; inner: 6 nested ones, never seen by the autotuner.
-    assert done.stdout.split() == ["[[3,", "3,", "False],", "[6,", "6,", "True]]"], done.stdout
+    assert out.split() == ["[[3,", "3,", "False],", "[6,", "6,", "True]]"], out
