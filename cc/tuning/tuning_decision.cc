@@ -97,20 +97,13 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
     e.screening_ratio = screened->second / screened_default->second;
     e.screened_out = setting != default_setting && ShouldScreenOut(e.screening_ratio);
   }
-  for (const auto& round : round_medians) {
-    auto s = round.find(setting);
-    auto d = round.find(default_setting);
-    if (s == round.end() || d == round.end() || d->second <= 0) continue;
-    e.ratios.push_back(s->second / d->second);
-  }
+  e.ratios = RatiosTo(round_medians, setting, default_setting);
   if (!e.ratios.empty()) {
     e.ratio_median = MedianOf(e.ratios);
     const auto [lo, hi] = std::minmax_element(e.ratios.begin(), e.ratios.end());
     e.ratio_spread = (*hi - *lo) / 2;
   }
-  e.qualifies = setting != default_setting &&
-                static_cast<int>(e.ratios.size()) >= kMinRoundsToAdopt &&
-                e.ratio_median + e.ratio_spread < 1.0;
+  e.qualifies = setting != default_setting && Qualifies(e.ratios);
   return e;
 }
 
