@@ -21,7 +21,7 @@ log="$out_dir/$name.log"
 env "$@" TF_CPP_MIN_LOG_LEVEL=3 "$python" - "$executor" "$inter" "$intra" 14 > "$log" 2>&1 <<'PY' &
 import os, sys, time
 executor, inter, intra, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-from graphi_tf import models
+from graphi_tf.lab import models
 step = models.build_step("lstm", size="small", mode="graph", executor=executor,
                          inter_op=inter or None, intra_op=intra or None)
 for _ in range(300):

@@ -4,7 +4,8 @@
 // Model (paper §4.3–4.4, §5.2):
 //   * Every executor team has a leader worker thread. A worker owns a
 //     one-slot buffer; it is either running a task, or idle and waiting on its
-//     own slot (spinning briefly, then sleeping on its own condition variable).
+//     own slot (spinning for up to Options::spin_ns, then sleeping on its own
+//     condition variable).
 //     There is no shared queue that idle workers poll.
 //   * Submit() hands a ready op straight to an idle worker's slot (the most
 //     recently idled one: its cache and core are warm); if every team is busy
@@ -58,8 +59,14 @@ class Scheduler {
     // substitutes to all of team_cpus[k].
     std::vector<std::vector<int>> team_cpus;
     ReadyPolicy policy = ReadyPolicy::kFifo;
-    // How long an idle worker spins on its slot before sleeping.
-    int64_t spin_ns = 50 * 1000;
+    // How long an idle worker spins on its slot before sleeping. Longer than
+    // a caller's gap between steps (its wake-up, then the Python and C++
+    // around Session.run), so that a leader idle between steps takes the
+    // next one without being woken, and its vCPU does not halt. On the
+    // 2-vCPU Xeon VM, 50 us left 2,000 dependent scalar ops 15-20% slower
+    // than TensorFlow's pools (whose idle threads spin too); 200 us and more
+    // matched them (docs/design.md, "Per-node overhead").
+    int64_t spin_ns = 250 * 1000;
     // Pin worker threads (tests of the policy alone may turn it off).
     bool pin_threads = true;
     // Watchdog: a team is stalled when its workers all hold tasks, work is
