@@ -470,6 +470,11 @@ class GraphiStep {
     AllocatorAttributeVec input_alloc_attrs;
     tensorflow::EntryVector outputs;
     TaggedNodeSeq ready;
+    // The running team's work-conserving device, or null
+    // (StepPlacement::SharingDevice): the same for every node this thread
+    // runs in one ProcessAll, so asked once there, not per node (it reads
+    // a thread-local through __tls_get_addr).
+    Device* wide = nullptr;
   };
 
   // --- Handing out ready nodes.
@@ -514,7 +519,7 @@ class GraphiStep {
   // Runs a synchronous kernel and collects its outputs.
   absl::Status ProcessSync(const NodeItem& item, OpKernelContext::Params* params,
                            tensorflow::EntryVector* outputs, NodeExecStatsInterface* stats,
-                           int team);
+                           int team, Device* wide);
   // Launches an async kernel with a copy of `params`.
   void ProcessAsync(const NodeItem& item, const OpKernelContext::Params& params,
                     const TaggedNode& tagged, Entry* first_input,
@@ -522,8 +527,8 @@ class GraphiStep {
   // An async kernel finished (on any thread): completes its node.
   void AsyncDone(AsyncState* state, int64_t start_ns, int team);
   // Work conservation: whether the op runs on its team's work-conserving
-  // pool (see StepPlacement::SharingDevice, StepPlan::WorthSharing).
-  Device* RunDevice(const NodeItem& item, Device* device, int team);
+  // pool `wide` (Scratch::wide; see StepPlan::WorthSharing).
+  Device* RunDevice(const NodeItem& item, Device* device, Device* wide, int team);
   // The node's stats object when the step collects stats, else null.
   NodeExecStatsInterface* StartStats(const TaggedNode& tagged, OpKernelContext::Params* params);
   // Releases the inputs, propagates the outputs if `s` is ok, clears them,
@@ -776,6 +781,7 @@ void GraphiStep<P>::ProcessAll(const TaggedNode* nodes, size_t count, int team) 
   FillStepParams(&params);
   params.device = placement_.DeviceForTeam(team);
   Scratch scratch;
+  scratch.wide = placement_.SharingDevice(team);
   InlineQueue inline_ready;
   for (size_t i = 0; i < count; ++i) inline_ready.push_back(nodes[i]);
   const int64_t threshold_ns = executor_->inline_threshold_ns();
@@ -873,17 +879,16 @@ absl::Status GraphiStep<P>::ProcessKernel(const TaggedNode& tagged, Entry* first
     ProcessAsync(item, *params, tagged, first_input, stats, team);
     return absl::OkStatus();
   }
-  return ProcessSync(item, params, &scratch->outputs, stats, team);
+  return ProcessSync(item, params, &scratch->outputs, stats, team, scratch->wide);
 }
 
 template <class P>
-Device* GraphiStep<P>::RunDevice(const NodeItem& item, Device* device, int team) {
+Device* GraphiStep<P>::RunDevice(const NodeItem& item, Device* device, Device* wide, int team) {
   // An op started while another team's leader is idle, or a long one
   // (GRAPHI_SHARE_ALWAYS_NS), runs on its team's work-conserving pool, split
   // into blocks for every core, and idle leaders take blocks until they are
   // handed ops. Short ops started while every other team is busy stay on
   // their team's own pool: more blocks would only queue on its own cores.
-  Device* wide = placement_.SharingDevice(team);
   if (wide == nullptr) return device;
   return executor_->WorthSharing(item, placement_.IdleTeamOtherThan(team)) ? wide : device;
 }
@@ -891,10 +896,10 @@ Device* GraphiStep<P>::RunDevice(const NodeItem& item, Device* device, int team)
 template <class P>
 absl::Status GraphiStep<P>::ProcessSync(const NodeItem& item, OpKernelContext::Params* params,
                                         tensorflow::EntryVector* outputs,
-                                        NodeExecStatsInterface* stats, int team) {
+                                        NodeExecStatsInterface* stats, int team, Device* wide) {
   // Process() set it, from StepPlacement::DeviceForTeam.
   Device* const device = static_cast<Device*>(params->device);
-  Device* const run_device = RunDevice(item, device, team);
+  Device* const run_device = RunDevice(item, device, wide, team);
   params->device = run_device;
   absl::Status s;
   {
