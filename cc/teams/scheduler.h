@@ -65,7 +65,8 @@ class Scheduler {
     // next one without being woken, and its vCPU does not halt. On the
     // 2-vCPU Xeon VM, 50 us left 2,000 dependent scalar ops 15-20% slower
     // than TensorFlow's pools (whose idle threads spin too); 200 us and more
-    // matched them (docs/design.md, "Per-node overhead").
+    // matched them (docs/design.md, "Per-node overhead"). While spinning it
+    // yields to other runnable threads of its core every few microseconds.
     int64_t spin_ns = 250 * 1000;
     // Pin worker threads (tests of the policy alone may turn it off).
     bool pin_threads = true;
