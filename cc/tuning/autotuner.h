@@ -127,11 +127,12 @@ struct AutotuneOptions {
   int64_t discard_below_ns = 100 * 1000 * 1000;
   // Steps at least this long get rounds_long rounds of one timed step.
   int64_t long_step_ns = 1000 * 1000 * 1000;
-  // Rounds after the screening round. Four: on the 2-vCPU Xeon's LSTM step,
-  // stock:2x1's 4-7% gain over stock cleared its spread in 4 of 5 processes
-  // over the four rounds after the first, while the first (cold) visits made
-  // the spread of all five about twice as wide (docs/design.md, "Screening").
-  int rounds_short = 4;
+  // Rounds after the screening round. Three: the first three rounds of 75
+  // recorded processes of 4 or 5 rounds (the 2-vCPU Xeon's docs/results,
+  // tools/replay_rounds.py) adopted or kept as all their rounds did in 74,
+  // the same setting in 73; two rounds agreed in 64. A fourth round cost a
+  // quarter of the exploration (docs/design.md, "Screening").
+  int rounds_short = 3;
   int rounds_long = 3;
   // The runoff between the default and a close setting (see above).
   int runoff_rounds = 4;
