@@ -21,9 +21,6 @@ import os
 import sys
 from typing import Any, Dict, Iterator, List, Tuple
 
-RUNOFF_BELOW_RATIO = 0.98  # tuning_decision.h, kRunoffBelowRatio
-MIN_ROUNDS_TO_ADOPT = 2    # tuning_decision.h, kMinRoundsToAdopt
-
 
 def explored_processes(paths: List[str]) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """(ab.json path, autotune status) of each graphi_auto process that explored alone."""
@@ -49,10 +46,11 @@ def main(argv: List[str]) -> int:
     parser.add_argument("paths", nargs="+", help="ab.json files or folders searched for them")
     parser.add_argument("--rounds", type=int, required=True, help="rounds to decide from (>= 2)")
     args = parser.parse_args(argv)
-    if args.rounds < MIN_ROUNDS_TO_ADOPT:
-        parser.error(f"--rounds must be at least {MIN_ROUNDS_TO_ADOPT}")
 
     from graphi_tf import _loader, decision
+
+    if args.rounds < decision.MIN_ROUNDS_TO_ADOPT:
+        parser.error(f"--rounds must be at least {decision.MIN_ROUNDS_TO_ADOPT}")
 
     native = _loader.native()
     compared = same = 0
@@ -70,8 +68,8 @@ def main(argv: List[str]) -> int:
             same += 1
             continue
         runoff = not shortened.adopted and any(
-            e.setting != default and len(e.ratios) >= MIN_ROUNDS_TO_ADOPT
-            and e.ratio_median < RUNOFF_BELOW_RATIO for e in shortened.evidence)
+            e.setting != default and len(e.ratios) >= decision.MIN_ROUNDS_TO_ADOPT
+            and e.ratio_median < decision.RUNOFF_BELOW_RATIO for e in shortened.evidence)
         print(f"{path}: {len(medians)} rounds chose {decision.setting_label(recorded.chosen)}"
               f"{'' if recorded.adopted else ' (kept)'}; {args.rounds} rounds chose "
               f"{decision.setting_label(shortened.chosen)}{'' if shortened.adopted else ' (kept)'}"
