@@ -24,6 +24,7 @@ NATIVE_SOURCES = [
     "cc/teams/scheduler.cc",
     "cc/teams/steal_list.cc",
     "cc/platform/thread_affinity.cc",
+    "cc/platform/float_environment.cc",
     "cc/platform/topology.cc",
     "cc/teams/team_layout.cc",
     "cc/teams/team_thread_pool.cc",

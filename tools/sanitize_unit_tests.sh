@@ -31,6 +31,7 @@ TF_FREE_SOURCES=(
   cc/platform/topology.cc
   cc/platform/env_settings.cc
   cc/platform/thread_affinity.cc
+  cc/platform/float_environment.cc
   cc/teams/team_layout.cc
   cc/teams/ready_queue.cc
   cc/teams/step_order.cc

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cc/platform/float_environment.h"
 #include "cc/platform/thread_affinity.h"
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
@@ -261,6 +262,7 @@ void Scheduler::WorkerLoop(Worker* w) {
   tls_worker.scheduler = this;
   tls_worker.team = w->team;
   MarkCurrentThreadAsGraphi();
+  UseKernelFloatEnvironment();  // as TensorFlow's pool threads (float_environment.h)
   const std::vector<int>& cpus = options_.team_cpus[w->team];
   if (options_.pin_threads && !cpus.empty()) {
     std::string error;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cc/platform/float_environment.h"
 #include "cc/platform/thread_affinity.h"
 #include "cc/teams/eigen_environment.h"
 #include "cc/teams/step_order.h"
@@ -44,6 +45,7 @@ struct StockPools::Pool::NamedEnvironment : EigenEnvironmentBase {
                 thread_name.c_str(), error.c_str());
       }
       NameCurrentThread(thread_name);
+      UseKernelFloatEnvironment();  // as TensorFlow's pool threads (float_environment.h)
       tls_owner = owner;
       f();
     });

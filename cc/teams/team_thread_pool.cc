@@ -8,6 +8,7 @@
 
 #include "cc/teams/eigen_environment.h"
 #include "cc/teams/scheduler.h"
+#include "cc/platform/float_environment.h"
 #include "cc/platform/thread_affinity.h"
 
 namespace graphi {
@@ -41,6 +42,7 @@ struct TeamThreadPool::PinnedEnvironment : EigenEnvironmentBase {
       NameCurrentThread(s->name_prefix + "-e" + std::to_string(s->team) + "-h" +
                         std::to_string(helper));
       MarkCurrentThreadAsGraphi();
+      UseKernelFloatEnvironment();
       if (s->scheduler != nullptr) s->scheduler->RegisterHelperThread(s->team);
       {
         std::lock_guard<std::mutex> l(s->started_mu);

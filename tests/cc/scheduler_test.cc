@@ -4,6 +4,7 @@
 // leaders running other teams' parallel-for blocks).
 #include "cc/teams/scheduler.h"
 
+#include "cc/platform/float_environment.h"
 #include "cc/platform/thread_affinity.h"
 
 #include <gtest/gtest.h>
@@ -178,6 +179,41 @@ TEST(SchedulerTest, BlockedTeamGetsASubstituteSoQueuedWorkRuns) {
   }));
   ASSERT_TRUE(blocker_done.Wait());
   EXPECT_GE(s.substitutes_started(), 1u);
+}
+
+TEST(SchedulerTest, LeadersAndSubstitutesRunTasksInTensorFlowsFloatEnvironment) {
+  // Kernels flush denormals on TensorFlow's pool threads; they must on ours.
+  const FloatEnvironment caller = CurrentFloatEnvironment();
+  ASSERT_FALSE(caller.flush_to_zero);  // so the check below cannot pass by inheritance
+  Scheduler::Options o = Teams(1);
+  o.stall_window_ns = 20 * 1000 * 1000;
+  Scheduler s(o);
+  std::mutex mu;
+  std::vector<FloatEnvironment> seen;
+  Latch partner_ran(1), blocker_done(1);
+  s.Submit(MakeTask([&](int) {  // the leader
+    {
+      std::lock_guard<std::mutex> l(mu);
+      seen.push_back(CurrentFloatEnvironment());
+    }
+    EXPECT_TRUE(partner_ran.Wait(milliseconds(10000)));
+    blocker_done.CountDown();
+  }));
+  s.Submit(MakeTask([&](int) {  // a substitute, while the leader blocks
+    {
+      std::lock_guard<std::mutex> l(mu);
+      seen.push_back(CurrentFloatEnvironment());
+    }
+    partner_ran.CountDown();
+  }));
+  ASSERT_TRUE(blocker_done.Wait());
+  ASSERT_GE(s.substitutes_started(), 1u);
+  ASSERT_EQ(seen.size(), 2u);
+  for (const FloatEnvironment& env : seen) {
+    EXPECT_TRUE(env.flush_to_zero);
+    EXPECT_TRUE(env.denormals_are_zero);
+    EXPECT_TRUE(env.round_to_nearest);
+  }
 }
 
 TEST(SchedulerTest, IdleSubstituteRetiresOnceTheBlockedWorkerIsBack) {

@@ -21,6 +21,7 @@ from tensorflow.python.client import timeline
 from tensorflow.python.ops import gen_state_ops
 
 import cases
+from conftest import assert_same_results
 
 # "thread": a step stuck inside TensorFlow never returns to Python, so the
 # default signal method could not interrupt it; this one dumps stacks and exits.
@@ -28,6 +29,9 @@ pytestmark = pytest.mark.timeout(120, method="thread")
 
 v1 = tf.compat.v1
 FAKE = os.environ.get("GRAPHI_TEST_FAKE") == "1"
+USABLE = len(os.sched_getaffinity(0))
+# The team layouts a test runs GRAPHI in (configure), where one layout is not enough.
+LAYOUTS = [(e, t) for e, t in ((1, 1), (1, 2), (2, 1)) if e * t <= USABLE]
 
 
 def _run_threads(targets, timeout=60.0):
@@ -583,3 +587,36 @@ def test_session_with_single_inter_op_thread_runs_everything(run_both, pool):
 
     result, _ = run_both(case)
     assert result == [128.0, cases.expected_while_with_cond(30), 129.0]
+
+
+# --------------------------------------------------------------------------
+# Floating-point environment
+# --------------------------------------------------------------------------
+
+def _denormal_arithmetic(arm, size):
+    """A denormal input times 1, and 1e-20 * 1e-20 (a denormal result), on ``size``
+    float32 elements; grappler cannot fold either (the factors are fed)."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [size], name="x")
+        small = v1.placeholder(tf.float32, [size], name="small")
+        one = v1.placeholder(tf.float32, [], name="one")
+        reads, makes = x * one, small * (one * 1e-20)
+    with arm.session(g) as sess:
+        return sess.run([reads, makes], {x: np.full(size, 1e-39, np.float32),
+                                         small: np.full(size, 1e-20, np.float32), one: 1.0})
+
+
+# 8 elements run on one thread; 2**20 are split over the intra-op pool.
+@pytest.mark.parametrize("size", [8, 1 << 20])
+def test_kernels_flush_denormals_to_zero_as_on_tensorflows_pools_in_every_layout(arms, size):
+    # TensorFlow's pool threads flush denormal results to zero and read denormal inputs
+    # as zero, so a model's results depend on it: GRAPHI's threads must give those bits.
+    import graphi_tf
+    want = _denormal_arithmetic(arms["DEFAULT"], size)
+    assert not want[0].any() and not want[1].any(), "TensorFlow no longer flushes denormals"
+    for e, t in ([(None, None)] if FAKE else LAYOUTS):
+        if not FAKE:
+            graphi_tf.configure(executors=e, threads_per_executor=t)
+        got = _denormal_arithmetic(arms["GRAPHI"], size)
+        assert_same_results(want, got, rtol=0, atol=0)

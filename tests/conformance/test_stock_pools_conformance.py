@@ -56,6 +56,23 @@ def test_graphi_executors_stock_runs_every_step_on_tensorflows_executor():
     assert out.split() == ["8.0", "True", "[True]", "[[3,", "3]]"], out
 
 
+def test_a_stock_points_intra_op_threads_flush_denormals_as_tensorflows_pools_do():
+    # 2**20 elements: the product is split over the stock point's intra-op pool of 2.
+    code = (
+        "import numpy as np, tensorflow as tf, graphi_tf\n"
+        "v1 = tf.compat.v1\n"
+        "g = tf.Graph()\n"
+        "with g.as_default():\n"
+        "    x = v1.placeholder(tf.float32, [1 << 20]); one = v1.placeholder(tf.float32, [])\n"
+        "    y = x * one\n"
+        "with v1.Session(graph=g, config=graphi_tf.session_config()) as s:\n"
+        "    v = s.run(y, {x: np.full(1 << 20, 1e-39, np.float32), one: 1.0})\n"
+        "print(np.count_nonzero(v), graphi_tf.info()['setting'])\n"
+    )
+    out = _run_graphi(code, GRAPHI_EXECUTORS="stock:1x2", GRAPHI_AUTOTUNE="0")
+    assert out.split() == ["0", "stock:1x2"], out
+
+
 def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
     code = (
         "import tensorflow as tf, graphi_tf\n"

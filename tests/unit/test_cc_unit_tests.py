@@ -20,7 +20,7 @@ from cc_toolchain import CC_TEST_DIR, REPO_ROOT, gtest_skip_reason
 LIBRARY_SOURCES = [
     REPO_ROOT / "cc" / path
     for path in ("platform/topology.cc", "platform/env_settings.cc", "platform/thread_affinity.cc",
-                 "teams/team_layout.cc", "teams/ready_queue.cc", "teams/step_order.cc", "teams/scheduler.cc",
+                 "platform/float_environment.cc", "teams/team_layout.cc", "teams/ready_queue.cc", "teams/step_order.cc", "teams/scheduler.cc",
                  "teams/steal_list.cc", "tuning/autotuner.cc", "tuning/adoption.cc", "tuning/load_class.cc",
                  "tuning/tuning_decision.cc", "profiler/cost_model.cc", "teams/setting.cc",
                  "executor/setting_resolver.cc", "tuning/graph_load.cc")
