@@ -28,13 +28,11 @@ _SCRIPT = r"""
 import json, os, sys
 sys.path.insert(0, os.environ["GRAPHI_TEST_CONFORMANCE_DIR"])
 import tensorflow as tf
-from conftest import FAKE, Arm
+from conftest import FAKE, LAYOUTS, Arm
 
 v1 = tf.compat.v1
 PUSHES = 6
 STEPS = 5
-USABLE = len(os.sched_getaffinity(0))
-LAYOUTS = [(e, t) for e, t in ((1, 1), (1, 2), (2, 1)) if e * t <= USABLE]
 
 
 def stack_graph():

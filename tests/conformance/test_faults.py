@@ -18,13 +18,11 @@ import pytest
 import tensorflow as tf
 
 from cases import random_dag, random_dag_inputs
-from conftest import FAKE, assert_same_results
+from conftest import FAKE, LAYOUTS, USABLE, assert_same_results
 
 pytestmark = pytest.mark.timeout(180)
 
 v1 = tf.compat.v1
-USABLE = len(os.sched_getaffinity(0))
-LAYOUTS = [(e, t) for e, t in ((1, 1), (1, 2), (2, 1)) if e * t <= USABLE]
 
 
 def _poisoned_dag(seed):

@@ -21,7 +21,7 @@ from tensorflow.python.client import timeline
 from tensorflow.python.ops import gen_state_ops
 
 import cases
-from conftest import assert_same_results
+from conftest import LAYOUTS, assert_same_results
 
 # "thread": a step stuck inside TensorFlow never returns to Python, so the
 # default signal method could not interrupt it; this one dumps stacks and exits.
@@ -29,9 +29,6 @@ pytestmark = pytest.mark.timeout(120, method="thread")
 
 v1 = tf.compat.v1
 FAKE = os.environ.get("GRAPHI_TEST_FAKE") == "1"
-USABLE = len(os.sched_getaffinity(0))
-# The team layouts a test runs GRAPHI in (configure), where one layout is not enough.
-LAYOUTS = [(e, t) for e, t in ((1, 1), (1, 2), (2, 1)) if e * t <= USABLE]
 
 
 def _run_threads(targets, timeout=60.0):
