@@ -335,6 +335,24 @@ def settings_to_eliminate(native: Any, round_medians: Sequence[Mapping[Setting, 
     return [parse_setting_label(label) for label in labels]
 
 
+def runoff_candidate(native: Any, round_medians: Sequence[Mapping[Setting, float]],
+                     default: Setting, order: Sequence[Setting]) -> Optional[Setting]:
+    """The setting the online autotuner would time against the default again in a runoff
+    after these rounds (``native.runoff_candidate``): when they adopt nothing, the one
+    with the lowest median ratio below ``RUNOFF_BELOW_RATIO`` over at least
+    ``MIN_ROUNDS_TO_ADOPT`` rounds; None otherwise.
+
+    Raises:
+      ValueError: as ``decide``.
+    """
+    default = tuple(default)  # type: ignore[assignment]
+    settings = _check_inputs(round_medians, default, order)
+    label = native.runoff_candidate(
+        [{setting_label(tuple(s)): float(v) for s, v in m.items()} for m in round_medians],
+        setting_label(default), [setting_label(s) for s in settings])
+    return None if label is None else parse_setting_label(label)
+
+
 def eliminated_after_rounds(native: Any, round_medians: Sequence[Mapping[Setting, float]],
                             default: Setting, order: Sequence[Setting]) -> Dict[Setting, int]:
     """For each setting of ``order`` that the native rule eliminated, the 0-based round

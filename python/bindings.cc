@@ -511,6 +511,17 @@ void DefineTuning(py::module_& m) {
     return out;
   }, py::arg("round_medians"), py::arg("live"), py::arg("default"),
      "The settings of `live` timed no more after these rounds (labels; tuning_decision.h).");
+  m.def("runoff_candidate", [](const std::vector<std::map<std::string, double>>& rounds,
+                               const std::string& default_setting,
+                               const std::vector<std::string>& order) -> py::object {
+    const graphi::TuningDecision decided = graphi::DecideSetting(
+        RoundMediansFromLabels(rounds), SettingFromLabel(default_setting), SettingsFromLabels(order));
+    const graphi::SettingEvidence* close = graphi::RunoffCandidate(decided);
+    if (close == nullptr) return py::none();
+    return py::str(close->setting.Label());
+  }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
+     "The setting these rounds leave close enough to the default for the online "
+     "autotuner's runoff (a label), or None (tuning_decision.h).");
   m.def("decision_rule", []() {
     py::dict d;
     d["min_rounds_to_adopt"] = graphi::kMinRoundsToAdopt;

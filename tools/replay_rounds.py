@@ -9,8 +9,9 @@ and decides again by the native rule (``graphi_tf.decision.decide``) from its fi
 ``--rounds`` rounds only. Those rounds are what an autotuner with ``rounds_short = --rounds``
 would have timed: the visits before them (screening, rounds 0..N-1) are the same. Prints how
 many processes decided the same setting, and each one that did not, with whether the
-shortened rounds would have gone to a runoff (adopted nothing, a setting below the runoff
-ratio over at least two rounds). Runoffs already recorded are replayed from the rounds only.
+shortened rounds would have gone to a runoff (``graphi_tf.decision.runoff_candidate``: adopted
+nothing, a setting below the runoff ratio over at least two rounds). Runoffs already recorded
+are replayed from the rounds only.
 """
 from __future__ import annotations
 
@@ -67,9 +68,7 @@ def main(argv: List[str]) -> int:
         if (recorded.adopted, recorded.chosen) == (shortened.adopted, shortened.chosen):
             same += 1
             continue
-        runoff = not shortened.adopted and any(
-            e.setting != default and len(e.ratios) >= decision.MIN_ROUNDS_TO_ADOPT
-            and e.ratio_median < decision.RUNOFF_BELOW_RATIO for e in shortened.evidence)
+        runoff = decision.runoff_candidate(native, rounds[:args.rounds], default, order) is not None
         print(f"{path}: {len(medians)} rounds chose {decision.setting_label(recorded.chosen)}"
               f"{'' if recorded.adopted else ' (kept)'}; {args.rounds} rounds chose "
               f"{decision.setting_label(shortened.chosen)}{'' if shortened.adopted else ' (kept)'}"

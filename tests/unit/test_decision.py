@@ -208,6 +208,31 @@ def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
     assert result.evidence_for(D).eliminated_after_round is None
 
 
+# ----------------------------------------------------------------------------- runoff
+
+
+def test_the_closest_setting_below_the_runoff_ratio_earns_a_runoff_when_none_was_adopted():
+    # A: 0.95 ± 0.10 and B: 0.97 ± 0.10, neither qualifies; A is the closer.
+    rounds = rounds_of(D=[10, 10, 10], A=[8.5, 9.5, 10.5], B=[8.7, 9.7, 10.7])
+    assert not decide(rounds, D, ORDER).adopted
+    assert decision.runoff_candidate(NATIVE, rounds, D, ORDER) == A
+
+
+def test_no_runoff_when_the_rounds_adopted_a_setting():
+    rounds = rounds_of(D=[10, 10, 10], A=[8, 8.5, 7.5], B=[9, 9.5, 10.5])
+    assert decide(rounds, D, ORDER).adopted
+    assert decision.runoff_candidate(NATIVE, rounds, D, ORDER) is None
+
+
+def test_no_runoff_for_a_median_at_the_runoff_ratio_or_above():
+    rounds = rounds_of(D=[10, 10, 10], A=[8.8, 9.8, 10.8])  # median 0.98
+    assert decision.runoff_candidate(NATIVE, rounds, D, ORDER) is None
+
+
+def test_no_runoff_on_one_round():
+    assert decision.runoff_candidate(NATIVE, rounds_of(D=[10], A=[9]), D, ORDER) is None
+
+
 # ----------------------------------------------------------------------------- bad input
 
 
