@@ -325,13 +325,17 @@ def _check_inputs(
     return settings  # type: ignore[return-value]
 
 
+def _labelled_rounds(round_medians: Sequence[Mapping[Setting, float]]) -> List[Dict[str, float]]:
+    """The rounds as the native rule takes them: setting labels to medians."""
+    return [{setting_label(tuple(s)): float(v) for s, v in m.items()} for m in round_medians]
+
+
 def settings_to_eliminate(native: Any, round_medians: Sequence[Mapping[Setting, float]],
                           live: Sequence[Setting], default: Setting) -> List[Setting]:
     """The settings of ``live`` that the native rule times no more after these rounds
     (``native.settings_to_eliminate``; never the default), in ``live``'s order."""
     labels = native.settings_to_eliminate(
-        [{setting_label(s): float(v) for s, v in m.items()} for m in round_medians],
-        [setting_label(s) for s in live], setting_label(default))
+        _labelled_rounds(round_medians), [setting_label(s) for s in live], setting_label(default))
     return [parse_setting_label(label) for label in labels]
 
 
@@ -347,9 +351,8 @@ def runoff_candidate(native: Any, round_medians: Sequence[Mapping[Setting, float
     """
     default = tuple(default)  # type: ignore[assignment]
     settings = _check_inputs(round_medians, default, order)
-    label = native.runoff_candidate(
-        [{setting_label(tuple(s)): float(v) for s, v in m.items()} for m in round_medians],
-        setting_label(default), [setting_label(s) for s in settings])
+    label = native.runoff_candidate(_labelled_rounds(round_medians), setting_label(default),
+                                    [setting_label(s) for s in settings])
     return None if label is None else parse_setting_label(label)
 
 
@@ -388,7 +391,7 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
     default = tuple(default)  # type: ignore[assignment]
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
-    made = native.decide_setting([{setting_label(s): v for s, v in m.items()} for m in rounds],
+    made = native.decide_setting(_labelled_rounds(rounds),
                                  setting_label(default), [setting_label(s) for s in settings])
     return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
