@@ -1,0 +1,83 @@
+"""After the autotuner settles on stock: what runs during stock steps, against fixed stock.
+
+--arm auto: no GRAPHI_* variables, empty cache: steps until the autotuner stops exploring.
+--arm gstock: GRAPHI_EXECUTORS=stock GRAPHI_AUTOTUNE=0, --pre steps instead.
+Then --windows windows of --steps timed steps, each with per-thread CPU and rusage.
+"""
+import argparse, json, os, resource, sys, tempfile, time
+p = argparse.ArgumentParser()
+p.add_argument("--arm", choices=["auto", "gstock"], required=True)
+p.add_argument("--model", default="pathnet")
+p.add_argument("--size", default="large")
+p.add_argument("--pre", type=int, default=30)
+p.add_argument("--windows", type=int, default=3)
+p.add_argument("--steps", type=int, default=5)
+p.add_argument("--out", required=True)
+a = p.parse_args()
+for k in [k for k in os.environ if k.startswith("GRAPHI_")]:
+    del os.environ[k]
+os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp(prefix="ap_cache_")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if a.arm == "gstock":
+    os.environ["GRAPHI_EXECUTORS"] = "stock"
+    os.environ["GRAPHI_AUTOTUNE"] = "0"
+import graphi_tf
+from graphi_tf import stepstats
+from graphi_tf.lab import cli_common
+from graphi_tf.lab._ab_worker import _graphi_setting, _graph_steps
+sys.path.insert(0, os.path.dirname(__file__))
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+def thread_cpu():
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            st = open(f"/proc/self/task/{tid}/stat").read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        f = st[st.rindex(")") + 2:].split()
+        name = comm.rstrip("0123456789").rstrip("-_ ") or comm
+        out[name] = out.get(name, 0.0) + (int(f[11]) + int(f[12])) * TICK_MS
+    return out
+out = open(a.out, "a")
+def masks():
+    m = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            comm = open(f"/proc/self/task/{tid}/comm").read().strip()
+            allowed = [l.split()[1] for l in open(f"/proc/self/task/{tid}/status") if l.startswith("Cpus_allowed_list")][0]
+        except OSError:
+            continue
+        m.setdefault(allowed, []).append(comm)
+    return {k: sorted(v) for k, v in m.items()}
+def emit(r):
+    out.write(json.dumps(r) + "\n"); out.flush()
+step = cli_common.build_step(cli_common.Case(model=a.model, size=a.size), executor="GRAPHI")
+built = _graph_steps()
+for _ in range(3):
+    step()
+t0 = time.perf_counter(); n = 0; state = None
+while True:
+    s = _graphi_setting(built)
+    state = (s.get("autotune") or {}).get("state")
+    if a.arm == "auto" and state not in ("waiting", "exploring"):
+        break
+    if a.arm == "gstock" and n >= a.pre:
+        break
+    step(); n += 1
+emit({"arm": a.arm, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
+      "state": state, "setting": {k: s.get(k) for k in ("setting", "source")}})
+for w in range(a.windows):
+    ru0, c0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu()
+    ts = []
+    for _ in range(a.steps):
+        t = time.perf_counter(); step(); ts.append((time.perf_counter() - t) * 1e3)
+    ru1, c1 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu()
+    order = [round(x) for x in ts]
+    ts.sort()
+    emit({"arm": a.arm, "window": w, "median_ms": round(ts[len(ts) // 2], 1), "ms": [round(x) for x in ts],
+          "cpu_ms": round(((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e3 / a.steps, 1),
+          "minflt": round((ru1.ru_minflt - ru0.ru_minflt) / a.steps, 1),
+          "nvcsw": round((ru1.ru_nvcsw - ru0.ru_nvcsw) / a.steps), "nivcsw": round((ru1.ru_nivcsw - ru0.ru_nivcsw) / a.steps),
+          "threads": {k: round((v - c0.get(k, 0.0)) / a.steps) for k, v in c1.items() if v - c0.get(k, 0.0) > 0},
+          "order": order, "masks": masks(), "nthreads": len(os.listdir("/proc/self/task")), "maxrss_mb": ru1.ru_maxrss // 1024})
