@@ -40,6 +40,23 @@ def thread_cpu():
         out[name] = out.get(name, 0.0) + (int(f[11]) + int(f[12])) * TICK_MS
     return out
 out = open(a.out, "a")
+def sysstat():
+    f = open("/proc/stat").readline().split()[1:]
+    names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
+    return {n: int(v) * TICK_MS for n, v in zip(names, f)}
+def procs_cpu():
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            st = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        f = st[st.rindex(")") + 2:].split()
+        out[pid + ":" + comm] = (int(f[11]) + int(f[12])) * TICK_MS
+    return out
 def masks():
     m = {}
     for tid in os.listdir("/proc/self/task"):
@@ -68,11 +85,13 @@ while True:
 emit({"arm": a.arm, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
       "state": state, "setting": {k: s.get(k) for k in ("setting", "source")}})
 for w in range(a.windows):
-    ru0, c0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu()
+    ru0, c0, s0, p0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), sysstat(), procs_cpu()
     ts = []
     for _ in range(a.steps):
         t = time.perf_counter(); step(); ts.append((time.perf_counter() - t) * 1e3)
-    ru1, c1 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu()
+    ru1, c1, s1, p1 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), sysstat(), procs_cpu()
+    sysd = {k: round((s1[k] - s0[k]) / a.steps, 1) for k in s1}
+    others = {k: round((v - p0.get(k, 0.0)) / a.steps, 1) for k, v in p1.items() if v - p0.get(k, 0.0) > 0 and not k.startswith(str(os.getpid()) + ":")}
     order = [round(x) for x in ts]
     ts.sort()
     emit({"arm": a.arm, "window": w, "median_ms": round(ts[len(ts) // 2], 1), "ms": [round(x) for x in ts],
@@ -80,4 +99,4 @@ for w in range(a.windows):
           "minflt": round((ru1.ru_minflt - ru0.ru_minflt) / a.steps, 1),
           "nvcsw": round((ru1.ru_nvcsw - ru0.ru_nvcsw) / a.steps), "nivcsw": round((ru1.ru_nivcsw - ru0.ru_nivcsw) / a.steps),
           "threads": {k: round((v - c0.get(k, 0.0)) / a.steps) for k, v in c1.items() if v - c0.get(k, 0.0) > 0},
-          "order": order, "masks": masks(), "nthreads": len(os.listdir("/proc/self/task")), "maxrss_mb": ru1.ru_maxrss // 1024})
+          "order": order, "sys_per_step": sysd, "other_procs": others, "masks": masks(), "nthreads": len(os.listdir("/proc/self/task")), "maxrss_mb": ru1.ru_maxrss // 1024, "vmrss_mb": [int(l.split()[1]) // 1024 for l in open("/proc/self/status") if l.startswith("VmRSS")][0]})
