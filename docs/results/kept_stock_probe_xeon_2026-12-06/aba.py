@@ -29,6 +29,8 @@ p.add_argument("--control", action="store_true")
 p.add_argument("--out", default=None)
 a = p.parse_args()
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procstat import thread_cpu  # noqa: E402
 import graphi_tf  # noqa: E402
 from graphi_tf import stepstats  # noqa: E402
 from graphi_tf.lab import cli_common  # noqa: E402
@@ -60,25 +62,6 @@ def adopt(label):
     else:
         e, t = label.split("x")
         native.adopt_setting(sig, int(e), int(t), "", "tuned", [], [])
-
-
-TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
-def thread_cpu():
-    """comm -> CPU ms (utime + stime) summed over this process's threads of that name."""
-    out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        fields = st[st.rindex(")") + 2:].split()
-        name = comm.rstrip("0123456789").rstrip("-_ ") or comm
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) * TICK_MS
-    return out
 
 
 def window(label, n, kind):

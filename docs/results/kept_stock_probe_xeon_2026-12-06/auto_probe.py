@@ -25,38 +25,9 @@ import graphi_tf
 from graphi_tf import stepstats
 from graphi_tf.lab import cli_common
 from graphi_tf.lab._ab_worker import _graphi_setting, _graph_steps
-sys.path.insert(0, os.path.dirname(__file__))
-TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
-def thread_cpu():
-    out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            st = open(f"/proc/self/task/{tid}/stat").read()
-        except OSError:
-            continue
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        f = st[st.rindex(")") + 2:].split()
-        name = comm.rstrip("0123456789").rstrip("-_ ") or comm
-        out[name] = out.get(name, 0.0) + (int(f[11]) + int(f[12])) * TICK_MS
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procstat import procs_cpu, system_cpu, thread_cpu
 out = open(a.out, "a")
-def sysstat():
-    f = open("/proc/stat").readline().split()[1:]
-    names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
-    return {n: int(v) * TICK_MS for n, v in zip(names, f)}
-def procs_cpu():
-    out = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            st = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            continue
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        f = st[st.rindex(")") + 2:].split()
-        out[pid + ":" + comm] = (int(f[11]) + int(f[12])) * TICK_MS
-    return out
 def masks():
     m = {}
     for tid in os.listdir("/proc/self/task"):
@@ -85,11 +56,11 @@ while True:
 emit({"arm": a.arm, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
       "state": state, "setting": {k: s.get(k) for k in ("setting", "source")}})
 for w in range(a.windows):
-    ru0, c0, s0, p0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), sysstat(), procs_cpu()
+    ru0, c0, s0, p0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), system_cpu(), procs_cpu()
     ts = []
     for _ in range(a.steps):
         t = time.perf_counter(); step(); ts.append((time.perf_counter() - t) * 1e3)
-    ru1, c1, s1, p1 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), sysstat(), procs_cpu()
+    ru1, c1, s1, p1 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), system_cpu(), procs_cpu()
     sysd = {k: round((s1[k] - s0[k]) / a.steps, 1) for k in s1}
     others = {k: round((v - p0.get(k, 0.0)) / a.steps, 1) for k, v in p1.items() if v - p0.get(k, 0.0) > 0 and not k.startswith(str(os.getpid()) + ":")}
     order = [round(x) for x in ts]
