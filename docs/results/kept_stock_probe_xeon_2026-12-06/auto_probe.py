@@ -24,7 +24,7 @@ if a.arm == "gstock":
 import graphi_tf
 from graphi_tf import stepstats
 from graphi_tf.lab import cli_common
-from graphi_tf.lab._ab_worker import _graphi_setting, _graph_steps
+from graphi_tf.lab._ab_worker import setting_from_info
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from procstat import procs_cpu, system_cpu, thread_cpu
 out = open(a.out, "a")
@@ -41,12 +41,12 @@ def masks():
 def emit(r):
     out.write(json.dumps(r) + "\n"); out.flush()
 step = cli_common.build_step(cli_common.Case(model=a.model, size=a.size), executor="GRAPHI")
-built = _graph_steps()
+built = stepstats.steps_run(graphi_tf.info().get("graphs", []))
 for _ in range(3):
     step()
 t0 = time.perf_counter(); n = 0; state = None
 while True:
-    s = _graphi_setting(built)
+    s = setting_from_info(graphi_tf.info(), built)
     state = (s.get("autotune") or {}).get("state")
     if a.arm == "auto" and state not in ("waiting", "exploring"):
         break
@@ -54,7 +54,7 @@ while True:
         break
     step(); n += 1
 emit({"arm": a.arm, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
-      "state": state, "setting": {k: s.get(k) for k in ("setting", "source")}})
+      "state": state, "setting": {k: s.get(k) for k in ("executors", "threads_per_executor", "source")}})
 for w in range(a.windows):
     ru0, c0, s0, p0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), system_cpu(), procs_cpu()
     ts = []
