@@ -48,6 +48,14 @@ absl::Status ExecutorSettingsFrom(const GraphiEnvironment& env, ExecutorSettings
   return absl::OkStatus();
 }
 
+// A step or an executor cannot start because the setting is invalid.
+absl::Status SettingError(const std::string& error) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("GRAPHI executor: ", error,
+                   ". Fix the setting (environment or graphi_tf.configure) or select "
+                   "another executor_type."));
+}
+
 }  // namespace
 
 GraphiExecutor::GraphiExecutor(const tensorflow::LocalExecutorParams& params)
@@ -93,9 +101,15 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   StepHooks* hooks = this;  // a private base: converted here, where it is accessible
   plan_ = std::make_unique<const StepPlan>(&immutable_state_, profile_.get(), settings_,
                                            std::move(always_cheap), hooks);
-  // Likewise when the team setting in the environment is invalid.
+  // Likewise when the team setting in the environment is invalid. The teams
+  // start now, before the first step, unless steps run on TensorFlow's
+  // executor, which needs none (runtime.h).
+  ResolvedSetting resolved;
+  TeamLayout layout;
+  std::string error;
+  if (!Runtime::Get().Describe(&resolved, &layout, &error)) return SettingError(error);
   absl::Status status;
-  CurrentTeamDevices(&status);
+  if (!resolved.setting.stock) CurrentTeamDevices(&status);
   return status;
 }
 
@@ -144,7 +158,7 @@ absl::Status GraphiExecutor::BuildStockExecutors(const tensorflow::Graph& graph)
   return absl::OkStatus();
 }
 
-void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_point,
+void GraphiExecutor::RunOnStockExecutor(const Args& args, std::shared_ptr<StockPools> stock_point,
                                         DoneCallback done) {
   const StepClock clock = BeginStep();
   const uint64_t order = StepOrderForNewStep();
@@ -154,7 +168,7 @@ void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_poin
     // A stock point: the ops go to its inter-op pool, and their kernels get
     // its intra-op pool (StockPointDevice), with no closure around each op
     // (StockPools::ScheduleOp).
-    intra_op = IntraOpPoolViewOf(stock_point);
+    intra_op = IntraOpPoolViewOf(stock_point.get());
     stock_args.runner = [stock_point, order](std::function<void()> fn) {
       stock_point->ScheduleOp(std::move(fn), order);
     };
@@ -172,8 +186,10 @@ void GraphiExecutor::RunOnStockExecutor(const Args& args, StockPools* stock_poin
   ScopedIntraOpPoolView pool(intra_op);
   tensorflow::Executor* executor =
       stock_point != nullptr ? stock_point_executor_.get() : stock_executor_.get();
-  executor->RunAsync(stock_args, [this, clock, done = std::move(done)](
-                                            const absl::Status& status) {
+  // The step holds its pools until its done callback returns (it may run on
+  // them; stock_pools.h), whatever the Runtime lets go meanwhile.
+  executor->RunAsync(stock_args, [this, clock, pools = std::move(stock_point),
+                                  done = std::move(done)](const absl::Status& status) {
     profile_->CountStockExecutorStep();
     profile_->StepFinished();
     EndStep(clock, status.ok());
@@ -222,17 +238,23 @@ std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Stat
   std::string error;
   std::shared_ptr<TeamSet> teams = Runtime::Get().CurrentTeams(&error);
   if (teams == nullptr) {
-    *status = absl::InvalidArgumentError(
-        absl::StrCat("GRAPHI executor: ", error,
-                     ". Fix the setting (environment or graphi_tf.configure) or select "
-                     "another executor_type."));
+    *status = SettingError(error);
     return nullptr;
   }
   MutexLock l(&devices_mu_);
   if (devices_ == nullptr || devices_->teams() != teams) {
     devices_ = std::make_shared<TeamDevices>(immutable_state_.params().device, teams);
+    holds_devices_.store(true, std::memory_order_relaxed);
   }
   return devices_;
+}
+
+void GraphiExecutor::DropTeamDevices() {
+  if (!holds_devices_.load(std::memory_order_relaxed)) return;
+  std::shared_ptr<const TeamDevices> dropped;  // released after the lock
+  MutexLock l(&devices_mu_);
+  dropped.swap(devices_);
+  holds_devices_.store(false, std::memory_order_relaxed);
 }
 
 void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
@@ -251,10 +273,11 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
     }
     return;
   }
-  StockPools* stock_point = nullptr;
+  std::shared_ptr<StockPools> stock_point;
   if (Runtime::Get().UseStockExecutor(&stock_point)) {
+    DropTeamDevices();
     if (!profile_->recorder().Pending(profile_->steps_run())) {
-      RunOnStockExecutor(args, stock_point, std::move(done));
+      RunOnStockExecutor(args, std::move(stock_point), std::move(done));
       return;
     }
     // The "stock" setting with a timeline to record: GRAPHI's step on

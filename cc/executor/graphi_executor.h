@@ -40,6 +40,7 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 #define GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -86,9 +87,12 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   // top-level step. With `stock_point` (a stock point in force),
   // stock_point_executor_ on its pools, else stock_executor_ on the runner
   // TensorFlow passed.
-  void RunOnStockExecutor(const Args& args, StockPools* stock_point, DoneCallback done);
+  void RunOnStockExecutor(const Args& args, std::shared_ptr<StockPools> stock_point,
+                          DoneCallback done);
   // Runs a whole step on the calling thread; returns its status.
   absl::Status RunOnCaller(const Args& args);
+  // Drops devices_ (a step runs on TensorFlow's executor).
+  void DropTeamDevices();
 
   tensorflow::ImmutableExecutorState immutable_state_;
   // The stock point executor's device (stock_point_device.h); outlives it.
@@ -107,8 +111,14 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   ExecutorSettings settings_;            // set by the constructor only
   const absl::Status settings_status_;  // the error Initialize() returns
 
+  // The team devices of the teams last used, kept between steps (building
+  // them per step would cost). A step on TensorFlow's executor drops them:
+  // they hold the teams, which the Runtime lets go of under stock.
   Mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_ GRAPHI_GUARDED_BY(devices_mu_);
+  // Whether devices_ is set (written under devices_mu_), so that steps on
+  // stock take the lock only when there is something to drop.
+  std::atomic<bool> holds_devices_{false};
 };
 
 }  // namespace graphi

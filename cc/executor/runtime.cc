@@ -87,27 +87,73 @@ void Runtime::ApplyChangeLocked() {
   ApplyResolvedLocked(resolved, layout);
 }
 
-StockPools* Runtime::StockPointPoolsLocked(int inter_op_threads, int intra_op_threads) {
-  for (const std::unique_ptr<StockPools>& pools : stock_point_pools_) {
+std::shared_ptr<StockPools> Runtime::StockPointPoolsLocked(int inter_op_threads,
+                                                          int intra_op_threads) {
+  for (const std::shared_ptr<StockPools>& pools : stock_point_pools_) {
     if (pools->inter_op_threads() == inter_op_threads &&
         pools->intra_op_threads() == intra_op_threads) {
-      return pools.get();
+      return pools;
     }
   }
   // The threads span the usable cpus whatever thread gets here (often a
   // pinned team thread ending a step; stock_pools.h).
   stock_point_pools_.push_back(
-      std::make_unique<StockPools>(inter_op_threads, intra_op_threads, topology_.usable_cpus));
-  return stock_point_pools_.back().get();
+      StockPools::Create(inter_op_threads, intra_op_threads, topology_.usable_cpus));
+  return stock_point_pools_.back();
 }
 
 void Runtime::ApplyResolvedLocked(const ResolvedSetting& resolved, const TeamLayout& layout) {
   const Setting& s = resolved.setting;
-  stock_point_.store(
-      s.stock_point() ? StockPointPoolsLocked(s.inter_op_threads(), s.intra_op_threads()) : nullptr,
-      std::memory_order_release);
+  std::shared_ptr<StockPools> point =
+      s.stock_point() ? StockPointPoolsLocked(s.inter_op_threads(), s.intra_op_threads()) : nullptr;
+  {
+    MutexLock l(&point_mu_);
+    stock_point_.swap(point);
+  }
   stock_pools_.store(s.stock, std::memory_order_release);
   DropTeamsIfChangedLocked(layout, *resolved.teams.policy);
+  NoteUnusedLocked();
+  // `point` (the pools no longer in force, if any) is still in
+  // stock_point_pools_ or held by steps: dropping it here joins nothing.
+}
+
+void Runtime::NoteUnusedLocked() {
+  bool pending = false;
+  if (!ExploringLocked()) {
+    const bool stock = stock_pools_.load(std::memory_order_relaxed);
+    pending = !warm_teams_.empty() || (stock && teams_ != nullptr);
+    StockPools* in_force;
+    {
+      MutexLock l(&point_mu_);
+      in_force = stock_point_.get();
+    }
+    for (const std::shared_ptr<StockPools>& pools : stock_point_pools_) {
+      pending = pending || pools.get() != in_force;
+    }
+  }
+  release_pending_.store(pending, std::memory_order_release);
+}
+
+void Runtime::TakeUnusedLocked(bool teams_asked_for, Unused* out) {
+  if (ExploringLocked()) return;
+  out->teams.swap(warm_teams_);
+  // Steps on TensorFlow's executor ask for no teams; a later setting that
+  // needs them builds them again.
+  if (!teams_asked_for && stock_pools_.load(std::memory_order_relaxed) && teams_ != nullptr) {
+    out->teams.push_back(std::move(teams_));
+    teams_.reset();
+  }
+  StockPools* in_force;
+  {
+    MutexLock l(&point_mu_);
+    in_force = stock_point_.get();
+  }
+  std::vector<std::shared_ptr<StockPools>> kept;
+  for (std::shared_ptr<StockPools>& pools : stock_point_pools_) {
+    (pools.get() == in_force ? kept : out->stock_points).push_back(std::move(pools));
+  }
+  stock_point_pools_.swap(kept);
+  release_pending_.store(false, std::memory_order_release);
 }
 
 void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy) {
@@ -115,10 +161,7 @@ void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy pol
                             teams_->scheduler().policy() != policy)) {
     // The exploring_ check covers SetExploring (the set the graph started on);
     // a non-empty warm_teams_ covers the switch back in ClearExploring.
-    if (ExploringLocked() || !warm_teams_.empty()) {
-      warm_teams_.push_back(teams_);
-      warm_teams_pending_.store(true, std::memory_order_release);
-    }
+    if (ExploringLocked() || !warm_teams_.empty()) warm_teams_.push_back(teams_);
     teams_.reset();
   }
 }
@@ -204,17 +247,20 @@ bool Runtime::Describe(ResolvedSetting* resolved, TeamLayout* teams, std::string
   return ResolveLocked(resolved, teams, error);
 }
 
-bool Runtime::UseStockExecutor(StockPools** point) {
+bool Runtime::UseStockExecutor(std::shared_ptr<StockPools>* point) {
   if (!stock_pools_.load(std::memory_order_acquire)) return false;
-  *point = stock_point_.load(std::memory_order_acquire);
-  if (warm_teams_pending_.load(std::memory_order_acquire)) ReleaseWarmTeamsOnStock();
+  {
+    MutexLock l(&point_mu_);
+    *point = stock_point_;
+  }
+  if (release_pending_.load(std::memory_order_acquire)) ReleaseUnusedOnStock();
   return true;
 }
 
 std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
-  // Declared before the lock so that released sets are destroyed (their idle
-  // threads joined) after it is let go.
-  std::vector<std::shared_ptr<TeamSet>> released;
+  // Declared before the lock so that what is let go is destroyed (its idle
+  // threads joined) after it is released.
+  Unused released;
   MutexLock l(&mu_);
   if (teams_ == nullptr) {
     ResolvedSetting resolved;
@@ -224,33 +270,20 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
     teams_ = TakeWarmTeamsLocked(layout, policy);
     if (teams_ == nullptr) teams_ = TeamSet::Create(layout, policy, next_generation_++);
   }
-  // Past exploration (the autotuner adopts right after it stops, before the
-  // next step gets here), the sets of the layouts not chosen are let go; their
-  // threads end once no step holds them.
-  if (!ExploringLocked() && !warm_teams_.empty()) {
-    released.swap(warm_teams_);
-    warm_teams_pending_.store(false, std::memory_order_release);
+  // Past exploration (the autotuner adopts before it stops, so the next step
+  // already resolves to the setting it settled on), what that setting does
+  // not use is let go; threads end once no step holds them.
+  if (release_pending_.load(std::memory_order_relaxed)) {
+    TakeUnusedLocked(/*teams_asked_for=*/true, &released);
   }
   return teams_;
 }
 
-void Runtime::ReleaseWarmTeamsOnStock() {
-  // As CurrentTeams does past exploration, for a graph that settled on
-  // stock and so never asks for teams again: the default layout's set stays
-  // (for steps that still need teams), the others are let go.
-  std::vector<std::shared_ptr<TeamSet>> released;  // destroyed after the lock
+void Runtime::ReleaseUnusedOnStock() {
+  // As CurrentTeams does, for steps on stock, which never get there.
+  Unused released;  // destroyed after the lock
   MutexLock l(&mu_);
-  if (ExploringLocked()) return;
-  if (teams_ == nullptr && !warm_teams_.empty()) {
-    ResolvedSetting resolved;
-    TeamLayout layout;
-    std::string error;
-    if (ResolveLocked(&resolved, &layout, &error)) {
-      teams_ = TakeWarmTeamsLocked(layout, *resolved.teams.policy);
-    }
-  }
-  released.swap(warm_teams_);
-  warm_teams_pending_.store(false, std::memory_order_release);
+  TakeUnusedLocked(/*teams_asked_for=*/false, &released);
 }
 
 void Runtime::SetExploring(const Setting& setting) {

@@ -18,17 +18,19 @@
 //
 // Teams are created lazily, on the first step that needs them, and rebuilt
 // when the setting changes; steps in flight finish on the teams they started
-// on. While the autotuner explores, the team sets it leaves are kept warm and
-// reused when a layout comes round again, and the first step after it stops
-// runs on the kept set of the layout it settled on, so that "kept the
-// default" means the very threads the graph started on (docs/design.md,
-// "Autotuning"). The other kept sets are released then. Under "stock" the
-// resolved teams (the default's) stay idle, built only if a step still needs
-// them.
+// on. A stock point's pools (stock_pools.h) are made when the setting first
+// resolves to it, one set per (I, A); steps hold them (shared) until they
+// end.
 //
-// A stock point's pools (stock_pools.h) are made when the setting first
-// resolves to it and kept for the process, one set per (I, A): steps hold
-// them by plain pointer, and coming back to a point reuses its threads.
+// While the autotuner explores, the team sets and stock points' pools it
+// leaves are kept warm and reused when a setting comes round again, and the
+// first step after it stops runs on the kept threads of the setting it
+// settled on. Past exploration, the first step lets go of what the setting
+// in force does not use: the other kept team sets, the other stock points'
+// pools, and under "stock" (plain or a point) the teams too, which no step
+// on TensorFlow's executor asks for (built again if a later setting needs
+// them). A process that settled on stock then holds the threads a process
+// started on that setting holds (docs/design.md, "Stock points").
 //
 // The Runtime is the GraphRegistry's AdoptionListener (set when the library
 // loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
@@ -80,15 +82,18 @@ class Runtime {
   bool Configure(const Setting& setting, std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Whether steps run on TensorFlow's own executor now ("stock" or a stock
-  // point in force); *point: the stock point's pools (kept for the process),
-  // null for TensorFlow's own pools. Lock-free, for every step; past
-  // exploration it also lets go of the team sets kept while exploring, which
-  // steps on stock never ask for.
-  bool UseStockExecutor(StockPools** point) GRAPHI_LOCKS_EXCLUDED(mu_);
+  // point in force); *point: the stock point's pools, for the step to hold
+  // until it ends, null for TensorFlow's own pools. Lock-free for other
+  // settings; on stock it takes a lock of its own briefly, and past
+  // exploration it lets go of what stock does not use (see above), since
+  // steps on stock never reach CurrentTeams.
+  bool UseStockExecutor(std::shared_ptr<StockPools>* point)
+      GRAPHI_LOCKS_EXCLUDED(mu_, point_mu_);
 
   // The teams of the setting in force (for stock, the idle default's); built
   // on first use. Null with *error when the environment holds an invalid
-  // setting.
+  // setting. Past exploration it also lets go of what the setting does not
+  // use (see above).
   std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The setting adopted for a graph of `node_count` nodes (a complete
@@ -128,7 +133,7 @@ class Runtime {
   bool ResolveLocked(ResolvedSetting* resolved, TeamLayout* layout, std::string* error)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The pools of stock point I x A, made on first use.
-  StockPools* StockPointPoolsLocked(int inter_op_threads, int intra_op_threads)
+  std::shared_ptr<StockPools> StockPointPoolsLocked(int inter_op_threads, int intra_op_threads)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Resolves again after a change: publishes stock_pools_ and drops the live
   // teams if the layout or policy moved (a setting that fails to resolve
@@ -144,9 +149,19 @@ class Runtime {
   // exploring, or until the first step after it, into warm_teams_.
   void DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases the kept sets once exploration is over, for steps that run on
-  // stock and so never reach CurrentTeams' release.
-  void ReleaseWarmTeamsOnStock() GRAPHI_LOCKS_EXCLUDED(mu_);
+  // What the setting in force does not use, let go by the first step past
+  // exploration; destroyed (threads joined) after the lock is released.
+  struct Unused {
+    std::vector<std::shared_ptr<TeamSet>> teams;
+    std::vector<std::shared_ptr<StockPools>> stock_points;
+  };
+  // Whether there is any (past exploration); publishes release_pending_.
+  void NoteUnusedLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves it into *out (nothing while exploring); the teams in force stay
+  // if `teams_asked_for` (CurrentTeams), even under stock.
+  void TakeUnusedLocked(bool teams_asked_for, Unused* out) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a step on stock (UseStockExecutor).
+  void ReleaseUnusedOnStock() GRAPHI_LOCKS_EXCLUDED(mu_);
   // Removes and returns the kept set for `layout`/`policy`, or null.
   std::shared_ptr<TeamSet> TakeWarmTeamsLocked(const TeamLayout& layout, ReadyPolicy policy)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -168,18 +183,21 @@ class Runtime {
   // Team sets left while exploring (at most one per candidate layout), idle.
   std::vector<std::shared_ptr<TeamSet>> warm_teams_ GRAPHI_GUARDED_BY(mu_);
   uint64_t next_generation_ GRAPHI_GUARDED_BY(mu_) = 1;
-  // Every stock point's pools made so far (never released: see above).
-  std::vector<std::unique_ptr<StockPools>> stock_point_pools_ GRAPHI_GUARDED_BY(mu_);
+  // The stock points' pools made and not yet let go (see above).
+  std::vector<std::shared_ptr<StockPools>> stock_point_pools_ GRAPHI_GUARDED_BY(mu_);
   // Whether the resolved setting is stock. Written under mu_ (release) by
   // ApplyChangeLocked, read without it (acquire): a step that starts while
   // it changes may use either value, as it could with the lock.
   std::atomic<bool> stock_pools_{false};
+  // Guards stock_point_ alone, so that a step on stock need not wait for mu_
+  // (held while teams are built). Acquired after mu_, never before it.
+  Mutex point_mu_ GRAPHI_ACQUIRED_AFTER(mu_);
   // The stock point in force (one of stock_point_pools_), else null; written
-  // with stock_pools_, before it.
-  std::atomic<StockPools*> stock_point_{nullptr};
-  // Whether warm_teams_ is non-empty (written under mu_): a step on stock
-  // takes the lock only to release them once exploration is over.
-  std::atomic<bool> warm_teams_pending_{false};
+  // under both locks with stock_pools_, before it.
+  std::shared_ptr<StockPools> stock_point_ GRAPHI_GUARDED_BY(point_mu_);
+  // Whether TakeUnusedLocked would take anything (written under mu_): a step
+  // on stock takes the lock only to release it once exploration is over.
+  std::atomic<bool> release_pending_{false};
 };
 
 }  // namespace graphi

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "cc/platform/float_environment.h"
 #include "cc/platform/thread_affinity.h"
@@ -16,6 +17,8 @@ namespace {
 
 // The StockPools whose inter-op thread this is (null elsewhere).
 thread_local StockPools* tls_owner = nullptr;
+// The StockPools whose inter-op or intra-op thread this is (null elsewhere).
+thread_local const StockPools* tls_member_of = nullptr;
 // The step of the task ScheduleOp is creating on this thread (CreateTask
 // runs inside Eigen's Schedule, on the scheduling thread).
 thread_local uint64_t tls_scheduling_step = kNoStepOrder;
@@ -34,11 +37,13 @@ struct StockPools::Pool::NamedEnvironment : EigenEnvironmentBase {
   std::string name;
   std::vector<int> cpus;
   StockPools* owner = nullptr;
+  const StockPools* member_of = nullptr;
   std::shared_ptr<std::atomic<int>> next = std::make_shared<std::atomic<int>>(0);
 
   EnvThread* CreateThread(std::function<void()> f) {
     const std::string thread_name = name + "-" + std::to_string(next->fetch_add(1));
-    return new EnvThread([thread_name, cpus = cpus, owner = owner, f = std::move(f)]() {
+    return new EnvThread([thread_name, cpus = cpus, owner = owner, member_of = member_of,
+                          f = std::move(f)]() {
       std::string error;
       if (!cpus.empty() && !PinCurrentThread(cpus, &error)) {
         fprintf(stderr, "graphi_tf: could not widen %s to the usable cpus: %s\n",
@@ -47,6 +52,7 @@ struct StockPools::Pool::NamedEnvironment : EigenEnvironmentBase {
       NameCurrentThread(thread_name);
       UseKernelFloatEnvironment();  // as TensorFlow's pool threads (float_environment.h)
       tls_owner = owner;
+      tls_member_of = member_of;
       f();
     });
   }
@@ -70,13 +76,14 @@ struct StockPools::Pool::NamedEnvironment : EigenEnvironmentBase {
 };
 
 StockPools::Pool::Pool(int threads, const char* name, const std::vector<int>& cpus,
-                       StockPools* owner)
+                       StockPools* owner, const StockPools* member_of)
     : num_threads_(threads) {
   GRAPHI_DCHECK(threads >= 1);
   NamedEnvironment env;
   env.name = name;
   env.cpus = cpus;
   env.owner = owner;
+  env.member_of = member_of;
   // Spinning allowed, as TensorFlow's own pools do by default.
   pool_ = std::make_unique<Eigen::ThreadPoolTempl<NamedEnvironment>>(threads, /*allow_spinning=*/true,
                                                                      env);
@@ -95,8 +102,22 @@ void StockPools::Pool::Cancel() { pool_->Cancel(); }
 int StockPools::Pool::CurrentThreadId() const { return pool_->CurrentThreadId(); }
 
 StockPools::StockPools(int inter_op_threads, int intra_op_threads, const std::vector<int>& cpus)
-    : intra_op_(intra_op_threads, "gstock-intra", cpus, /*owner=*/nullptr),
-      inter_op_(inter_op_threads, "gstock-inter", cpus, /*owner=*/this) {}
+    : intra_op_(intra_op_threads, "gstock-intra", cpus, /*owner=*/nullptr, /*member_of=*/this),
+      inter_op_(inter_op_threads, "gstock-inter", cpus, /*owner=*/this, /*member_of=*/this) {}
+
+std::shared_ptr<StockPools> StockPools::Create(int inter_op_threads, int intra_op_threads,
+                                               const std::vector<int>& cpus) {
+  return std::shared_ptr<StockPools>(
+      new StockPools(inter_op_threads, intra_op_threads, cpus), [](StockPools* pools) {
+        // The last holder may be a step's done callback on one of these
+        // threads; joining that thread from itself would fail.
+        if (pools->OnOwnThread()) {
+          std::thread([pools] { delete pools; }).detach();
+        } else {
+          delete pools;
+        }
+      });
+}
 
 void StockPools::ScheduleOp(std::function<void()> op, uint64_t step_order) {
   const uint64_t saved = tls_scheduling_step;  // Schedule may run a task inline
@@ -106,6 +127,8 @@ void StockPools::ScheduleOp(std::function<void()> op, uint64_t step_order) {
 }
 
 StockPools* StockPools::OfCurrentThread() { return tls_owner; }
+
+bool StockPools::OnOwnThread() const { return tls_member_of == this; }
 
 StockPools::~StockPools() = default;
 

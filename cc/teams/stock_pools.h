@@ -22,9 +22,12 @@
 // pinned team thread, whose one-CPU mask new threads would inherit (a stock
 // point made there ran as if on one core; docs/design.md, "Stock points").
 //
-// Pools are made once per (I, A) and kept for the process (the Runtime holds
-// them), so a step never outlives its pools and no pool is destroyed on one
-// of its own threads.
+// Pools are shared: the Runtime holds a point's pools while it may be
+// visited or is in force, and each step on them holds them until its done
+// callback has returned, so a step never outlives its pools. The last holder
+// may be a task on one of their own threads (a step's done callback runs on
+// the inter-op pool); joining those threads from one of them would fail, so
+// destruction then moves to a short-lived thread of its own (Create).
 //
 // Free of TensorFlow types (the intra-op pool derives from TensorFlow's
 // ThreadPoolInterface, an Eigen interface, as TeamThreadPool does).
@@ -53,11 +56,13 @@ class StockPools {
 
   // An Eigen pool of `threads` threads, named `name`-<i>, each allowed on
   // all of `cpus` (none given: the mask they inherit). Its threads report
-  // `owner` as OfCurrentThread (null: none). A task runs as an op of the
-  // step that ScheduleOp gave it, or of none.
+  // `owner` as OfCurrentThread (null: none) and belong to `member_of`
+  // (OnOwnThread). A task runs as an op of the step that ScheduleOp gave
+  // it, or of none.
   class Pool final : public tensorflow::thread::ThreadPoolInterface {
    public:
-    Pool(int threads, const char* name, const std::vector<int>& cpus, StockPools* owner);
+    Pool(int threads, const char* name, const std::vector<int>& cpus, StockPools* owner,
+         const StockPools* member_of);
     ~Pool() override;
     void Schedule(std::function<void()> fn) override;
     void ScheduleWithHint(std::function<void()> fn, int start, int end) override;
@@ -71,8 +76,10 @@ class StockPools {
     std::unique_ptr<Eigen::ThreadPoolTempl<NamedEnvironment>> pool_;
   };
 
-  // `cpus`: the process's usable CPUs.
-  StockPools(int inter_op_threads, int intra_op_threads, const std::vector<int>& cpus);
+  // Starts the pools; `cpus`: the process's usable CPUs. The returned
+  // pointer may be released on any thread, their own included (see above).
+  static std::shared_ptr<StockPools> Create(int inter_op_threads, int intra_op_threads,
+                                            const std::vector<int>& cpus);
   ~StockPools();
   StockPools(const StockPools&) = delete;
   StockPools& operator=(const StockPools&) = delete;
@@ -88,6 +95,8 @@ class StockPools {
 
   // The StockPools whose inter-op thread calls this, or null.
   static StockPools* OfCurrentThread();
+  // Whether the calling thread is one of these pools' (inter-op or intra-op).
+  bool OnOwnThread() const;
 
   // The attachment `make` builds on the first call; later calls return it.
   Attachment* Attach(const std::function<std::unique_ptr<Attachment>()>& make);
@@ -96,6 +105,8 @@ class StockPools {
   Attachment* attachment() const { return attachment_.get(); }
 
  private:
+  StockPools(int inter_op_threads, int intra_op_threads, const std::vector<int>& cpus);
+
   // Destroyed in reverse: the inter-op pool's threads are joined first, then
   // the attachment (which refers to the intra-op pool), then that pool.
   Pool intra_op_;

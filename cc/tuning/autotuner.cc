@@ -414,8 +414,11 @@ void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
   st.exploration_wall_ns = Now() - exploration_start_ns_;
   const std::string signature = target_;
   target_.clear();
-  control_->StopExploring();
+  // Adopted before exploring stops, so that no step in between resolves to
+  // the default alone: the first step after it runs on the setting chosen,
+  // and lets go of the others' threads (runtime.h).
   control_->Adopt(signature, st.chosen, st.load_class);
+  control_->StopExploring();
   decisions_.push_back(AutotuneResult{signature, st});
   decided_cv_.SignalAll();
 }

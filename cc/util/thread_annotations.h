@@ -23,6 +23,8 @@
 #define GRAPHI_GUARDED_BY(mu) GRAPHI_THREAD_ANNOTATION(guarded_by(mu))
 // A pointer member whose pointee may be accessed only with `mu` held.
 #define GRAPHI_PT_GUARDED_BY(mu) GRAPHI_THREAD_ANNOTATION(pt_guarded_by(mu))
+// A lock that, when held together with these, is taken after them.
+#define GRAPHI_ACQUIRED_AFTER(...) GRAPHI_THREAD_ANNOTATION(acquired_after(__VA_ARGS__))
 // A function the caller must call with these locks held (and keep them).
 #define GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(...) \
   GRAPHI_THREAD_ANNOTATION(exclusive_locks_required(__VA_ARGS__))

@@ -100,6 +100,63 @@ def test_an_invalid_stock_point_names_the_variable_and_the_allowed_values(bad):
     assert f"GRAPHI_EXECUTORS='{bad}' is not a valid setting; allowed: \"stock\", \"stock:IxA\"" in done.stderr
 
 
+SWITCH = r"""
+import collections, json, os, time
+import numpy as np
+import tensorflow as tf
+import graphi_tf
+
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [256, 256])
+    y = x
+    for _ in range(4):
+        y = tf.tanh(tf.matmul(y, x * 0.01))
+    total = tf.reduce_sum(y)
+feed = {x: np.ones((256, 256), np.float32)}
+
+def threads():
+    # Thread name prefix ("graphi-e0", "gstock-inter") -> count.
+    out = collections.Counter()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue  # ended meanwhile
+        if name.startswith(("graphi-e", "gstock-")):
+            out[name.rsplit("-", 1)[0]] += 1
+    return dict(out)
+
+seen = {}
+with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
+    for label, layout in [("stock:2x1", None), ("2x1", (2, 1)), ("stock:2x1 again", None)]:
+        graphi_tf.configure(*layout) if layout else graphi_tf.configure()
+        for _ in range(3):
+            s.run(total, feed)
+        time.sleep(0.2)  # let go threads exit
+        seen[label] = threads()
+print(json.dumps(seen))
+"""
+
+
+def test_nothing_keeps_the_threads_of_a_setting_no_longer_in_force():
+    # A stock point's pools end once another setting is in force and nothing explores, and
+    # teams end once steps run on TensorFlow's executor again: a process holds the threads of
+    # the setting it runs on, as a process started on that setting does.
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_AUTOTUNE="0", GRAPHI_EXECUTORS="stock:2x1")
+    done = subprocess.run([sys.executable, "-c", SWITCH], env=env, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["stock:2x1"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
+    assert seen["2x1"] == {"graphi-e0": 2, "graphi-e1": 2}, seen  # a leader and a helper each
+    assert seen["stock:2x1 again"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
+
+
 EXPLORE = r"""
 import glob, json, os, time
 import numpy as np
@@ -118,33 +175,48 @@ with g.as_default():
         branches.append(y)
     total = tf.add_n(branches)
 feed = {x: np.random.RandomState(1).rand(64, 256).astype(np.float32)}
+def allowed(task):
+    with open(f"{task}/status") as f:
+        return next(l.split(":", 1)[1].strip() for l in f if l.startswith("Cpus_allowed_list"))
+
+def graphi_threads():
+    # "name@tid" -> allowed cpus, for the teams' and the stock points' threads.
+    out = {}
+    for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+        try:
+            with open(f"{task}/comm") as f:
+                name = f.read().strip()
+            if name.startswith(("graphi-e", "gstock")):
+                out[name + "@" + os.path.basename(task)] = allowed(task)
+        except (OSError, StopIteration):
+            continue  # ended meanwhile
+    return out
+
+explored = {}  # every team and pool thread seen while exploring
 with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         for _ in range(20):
             s.run(total, feed)
         main = max(graphi_tf.info()["graphs"], key=lambda x: x["node_count"])
-        if (main["autotune"] or {}).get("state") not in (None, "waiting", "exploring"):
+        state = (main["autotune"] or {}).get("state")
+        if state == "exploring":
+            explored.update(graphi_threads())
+        if state not in (None, "waiting", "exploring"):
             break
+    for _ in range(3):  # the first steps after the decision let go of what it does not use
+        s.run(total, feed)
+    time.sleep(0.2)
+    after = graphi_threads()
 
-def allowed(task):
-    with open(f"{task}/status") as f:
-        return next(l.split(":", 1)[1].strip() for l in f if l.startswith("Cpus_allowed_list"))
-
-pools = {}
-for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
-    with open(f"{task}/comm") as f:
-        name = f.read().strip()
-    if name.startswith("gstock"):
-        pools[name + "@" + os.path.basename(task)] = allowed(task)
 print(json.dumps({"state": main["autotune"]["state"], "visited": main["autotune"]["screening_medians_ms"],
-                  "process": allowed(f"/proc/{os.getpid()}/task/{os.getpid()}"), "pools": pools}))
+                  "chosen": main["autotune"]["chosen"], "setting": graphi_tf.info()["setting"],
+                  "process": allowed(f"/proc/{os.getpid()}/task/{os.getpid()}"),
+                  "explored": explored, "after": after}))
 """
 
 
-def test_stock_points_the_autotuner_visits_run_on_every_usable_cpu(tmp_path):
-    # The autotuner switches settings from whichever thread ends a step, often a pinned team
-    # thread: a stock point's threads made there must not inherit its one-cpu mask.
+def explore(tmp_path):
     import json
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
@@ -152,7 +224,29 @@ def test_stock_points_the_autotuner_visits_run_on_every_usable_cpu(tmp_path):
     done = subprocess.run([sys.executable, "-c", EXPLORE], env=env, capture_output=True, text=True,
                           timeout=150)
     assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_stock_points_the_autotuner_visits_run_on_every_usable_cpu(tmp_path):
+    # The autotuner switches settings from whichever thread ends a step, often a pinned team
+    # thread: a stock point's threads made there must not inherit its one-cpu mask.
+    out = explore(tmp_path)
     assert any(label.startswith("stock:") for label in out["visited"]), out
-    assert out["pools"], out
-    assert set(out["pools"].values()) == {out["process"]}, out
+    pools = {name: cpus for name, cpus in out["explored"].items() if name.startswith("gstock")}
+    assert pools, out
+    assert set(pools.values()) == {out["process"]}, out
+
+
+def test_after_exploring_only_the_chosen_settings_threads_remain_those_it_was_explored_on(tmp_path):
+    out = explore(tmp_path)
+    assert out["state"] in ("adopted", "kept_default"), out
+    after = set(out["after"])
+    # The very threads the chosen setting ran on while it was explored, and no others.
+    assert after <= set(out["explored"]), out
+    kinds = {name.split("@")[0].rsplit("-", 1)[0] for name in after}
+    if out["setting"] == "stock":
+        assert kinds == set(), out
+    elif out["setting"].startswith("stock:"):
+        assert kinds == {"gstock-inter", "gstock-intra"}, out
+    else:
+        assert kinds and all(kind.startswith("graphi-e") for kind in kinds), out
