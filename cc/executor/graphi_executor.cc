@@ -108,9 +108,10 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   TeamLayout layout;
   std::string error;
   if (!Runtime::Get().Describe(&resolved, &layout, &error)) return SettingError(error);
-  absl::Status status;
-  if (!resolved.setting.stock) CurrentTeamDevices(&status);
-  return status;
+  if (!resolved.setting.stock && Runtime::Get().CurrentTeams(&error) == nullptr) {
+    return SettingError(error);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status GraphiExecutor::BuildStockExecutors(const tensorflow::Graph& graph) {
@@ -241,20 +242,24 @@ std::shared_ptr<const TeamDevices> GraphiExecutor::CurrentTeamDevices(absl::Stat
     *status = SettingError(error);
     return nullptr;
   }
-  MutexLock l(&devices_mu_);
-  if (devices_ == nullptr || devices_->teams() != teams) {
-    devices_ = std::make_shared<TeamDevices>(immutable_state_.params().device, teams);
-    holds_devices_.store(true, std::memory_order_relaxed);
+  std::shared_ptr<const TeamDevices> devices;
+  {
+    MutexLock l(&devices_mu_);
+    if (devices_ == nullptr || devices_->teams() != teams.get() ||
+        devices_->generation() != teams->generation()) {
+      devices_ = std::make_shared<const TeamDevices>(immutable_state_.params().device, teams.get());
+    }
+    devices = devices_;
   }
-  return devices_;
-}
-
-void GraphiExecutor::DropTeamDevices() {
-  if (!holds_devices_.load(std::memory_order_relaxed)) return;
-  std::shared_ptr<const TeamDevices> dropped;  // released after the lock
-  MutexLock l(&devices_mu_);
-  dropped.swap(devices_);
-  holds_devices_.store(false, std::memory_order_relaxed);
+  // The step holds the set with its devices (team_devices.h), through one
+  // pointer that keeps both.
+  struct Held {
+    std::shared_ptr<TeamSet> teams;
+    std::shared_ptr<const TeamDevices> devices;
+  };
+  auto held = std::make_shared<const Held>(Held{std::move(teams), std::move(devices)});
+  const TeamDevices* view = held->devices.get();
+  return std::shared_ptr<const TeamDevices>(std::move(held), view);
 }
 
 void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
@@ -275,7 +280,6 @@ void GraphiExecutor::RunAsyncInternal(const Args& args, DoneCallback done) {
   }
   std::shared_ptr<StockPools> stock_point;
   if (Runtime::Get().UseStockExecutor(&stock_point)) {
-    DropTeamDevices();
     if (!profile_->recorder().Pending(profile_->steps_run())) {
       RunOnStockExecutor(args, std::move(stock_point), std::move(done));
       return;

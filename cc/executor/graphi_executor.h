@@ -40,7 +40,6 @@
 #ifndef GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 #define GRAPHI_TF_CC_EXECUTOR_GRAPHI_EXECUTOR_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -91,8 +90,6 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
                           DoneCallback done);
   // Runs a whole step on the calling thread; returns its status.
   absl::Status RunOnCaller(const Args& args);
-  // Drops devices_ (a step runs on TensorFlow's executor).
-  void DropTeamDevices();
 
   tensorflow::ImmutableExecutorState immutable_state_;
   // The stock point executor's device (stock_point_device.h); outlives it.
@@ -111,14 +108,10 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   ExecutorSettings settings_;            // set by the constructor only
   const absl::Status settings_status_;  // the error Initialize() returns
 
-  // The team devices of the teams last used, kept between steps (building
-  // them per step would cost). A step on TensorFlow's executor drops them:
-  // they hold the teams, which the Runtime lets go of under stock.
+  // The devices on the teams last used, kept between steps (building them
+  // per step would cost); they do not keep the teams (team_devices.h).
   Mutex devices_mu_;
   std::shared_ptr<const TeamDevices> devices_ GRAPHI_GUARDED_BY(devices_mu_);
-  // Whether devices_ is set (written under devices_mu_), so that steps on
-  // stock take the lock only when there is something to drop.
-  std::atomic<bool> holds_devices_{false};
 };
 
 }  // namespace graphi

@@ -90,8 +90,8 @@ class Runtime {
   bool UseStockExecutor(std::shared_ptr<StockPools>* point)
       GRAPHI_LOCKS_EXCLUDED(mu_, point_mu_);
 
-  // The teams of the setting in force (for stock, the idle default's); built
-  // on first use. Null with *error when the environment holds an invalid
+  // The teams of the setting in force (for stock, the default's, for a step
+  // that still asks, e.g. one nested on a team thread); built on first use. Null with *error when the environment holds an invalid
   // setting. Past exploration it also lets go of what the setting does not
   // use (see above).
   std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
@@ -122,7 +122,7 @@ class Runtime {
   bool AutotuneEnabled(std::string* error = nullptr) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The setting in force and where it came from, and the layout of its
-  // teams (for stock, of the teams kept idle beside TensorFlow's pools).
+  // teams (for stock, of the default's, built only if a step asks).
   bool Describe(ResolvedSetting* resolved, TeamLayout* teams, std::string* error)
       GRAPHI_LOCKS_EXCLUDED(mu_);
 

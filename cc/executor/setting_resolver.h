@@ -41,8 +41,8 @@ struct SettingInputs {
 struct ResolvedSetting {
   Setting setting;        // complete, policy set: stock, or E x T
   SettingSource source = SettingSource::kDefault;  // of the layout
-  // The teams to build: the setting's; for stock, the default's (kept idle
-  // for steps that still need teams, e.g. one nested on a team thread).
+  // The teams to build: the setting's; for stock, the default's (built only
+  // for a step that still asks for teams, e.g. one nested on a team thread).
   Setting teams;
 };
 

@@ -4,8 +4,8 @@
 
 namespace graphi {
 
-TeamDevices::TeamDevices(tensorflow::Device* device, std::shared_ptr<TeamSet> teams)
-    : base_(device), teams_(std::move(teams)) {
+TeamDevices::TeamDevices(tensorflow::Device* device, TeamSet* teams)
+    : base_(device), teams_(teams), generation_(teams->generation()) {
   for (int k = 0; k < teams_->num_teams(); ++k) {
     per_team_.push_back(tensorflow::RenamedDevice::NewRenamedDevice(
         device->name(), device, /*owns_underlying=*/false,

@@ -9,10 +9,17 @@
 // pool (WorkConservingPool), for an op whose blocks idle teams may take.
 // Built once per (executor, TeamSet), not per step.
 //
+// It does not own the TeamSet: its devices are valid while the set lives,
+// and a step holds the set beside them (GraphiExecutor::CurrentTeamDevices).
+// So an executor's cached TeamDevices never keeps threads the Runtime has
+// let go of (runtime.h), e.g. an executor last run while the autotuner
+// visited a layout; a new set never matches it (generation()).
+//
 // Thread-safety: immutable after construction.
 #ifndef GRAPHI_TF_CC_EXECUTOR_TEAM_DEVICES_H_
 #define GRAPHI_TF_CC_EXECUTOR_TEAM_DEVICES_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -23,9 +30,13 @@ namespace graphi {
 
 class TeamDevices {
  public:
-  TeamDevices(tensorflow::Device* device, std::shared_ptr<TeamSet> teams);
+  TeamDevices(tensorflow::Device* device, TeamSet* teams);
 
-  const std::shared_ptr<TeamSet>& teams() const { return teams_; }
+  // The set these devices are on; only to be used while a holder of the set
+  // (the step) keeps it.
+  TeamSet* teams() const { return teams_; }
+  // Its generation, which no later set shares (even at the same address).
+  uint64_t generation() const { return generation_; }
   // The device for kernels run by team `team`; the base device for -1.
   tensorflow::Device* device(int team) const {
     return team < 0 ? base_ : per_team_[team].get();
@@ -38,7 +49,8 @@ class TeamDevices {
 
  private:
   tensorflow::Device* const base_;
-  std::shared_ptr<TeamSet> teams_;
+  TeamSet* const teams_;
+  const uint64_t generation_;
   std::vector<std::unique_ptr<tensorflow::Device>> per_team_;
   std::vector<std::unique_ptr<tensorflow::Device>> wide_;
 };
