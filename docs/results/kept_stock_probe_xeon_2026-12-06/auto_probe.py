@@ -53,7 +53,7 @@ while True:
     if a.arm == "gstock" and n >= a.pre:
         break
     step(); n += 1
-emit({"arm": a.arm, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
+emit({"arm": a.arm, "label": os.environ.get("ARM_LABEL", a.arm), "graphi_tf": graphi_tf.__file__, "pid": os.getpid(), "pre_steps": n, "pre_s": round(time.perf_counter() - t0, 1),
       "state": state, "setting": {k: s.get(k) for k in ("executors", "threads_per_executor", "source")}})
 for w in range(a.windows):
     ru0, c0, s0, p0 = resource.getrusage(resource.RUSAGE_SELF), thread_cpu(), system_cpu(), procs_cpu()
@@ -65,7 +65,7 @@ for w in range(a.windows):
     others = {k: round((v - p0.get(k, 0.0)) / a.steps, 1) for k, v in p1.items() if v - p0.get(k, 0.0) > 0 and not k.startswith(str(os.getpid()) + ":")}
     order = [round(x) for x in ts]
     ts.sort()
-    emit({"arm": a.arm, "window": w, "median_ms": round(ts[len(ts) // 2], 1), "ms": [round(x) for x in ts],
+    emit({"arm": a.arm, "label": os.environ.get("ARM_LABEL", a.arm), "window": w, "median_ms": round(ts[len(ts) // 2], 1), "ms": [round(x) for x in ts],
           "cpu_ms": round(((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)) * 1e3 / a.steps, 1),
           "minflt": round((ru1.ru_minflt - ru0.ru_minflt) / a.steps, 1),
           "nvcsw": round((ru1.ru_nvcsw - ru0.ru_nvcsw) / a.steps), "nivcsw": round((ru1.ru_nivcsw - ru0.ru_nivcsw) / a.steps),
