@@ -91,9 +91,10 @@ class Runtime {
       GRAPHI_LOCKS_EXCLUDED(mu_, point_mu_);
 
   // The teams of the setting in force (for stock, the default's, for a step
-  // that still asks, e.g. one nested on a team thread); built on first use. Null with *error when the environment holds an invalid
-  // setting. Past exploration it also lets go of what the setting does not
-  // use (see above).
+  // that still asks, e.g. one nested on a team thread); built on first use.
+  // Null with *error when the environment holds an invalid setting. Past
+  // exploration it also lets go of what the setting does not use (see
+  // above).
   std::shared_ptr<TeamSet> CurrentTeams(std::string* error) GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // The setting adopted for a graph of `node_count` nodes (a complete
