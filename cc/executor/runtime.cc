@@ -117,16 +117,17 @@ void Runtime::ApplyResolvedLocked(const ResolvedSetting& resolved, const TeamLay
   // stock_point_pools_ or held by steps: dropping it here joins nothing.
 }
 
+StockPools* Runtime::StockPointInForce() {
+  MutexLock l(&point_mu_);
+  return stock_point_.get();
+}
+
 void Runtime::NoteUnusedLocked() {
   bool pending = false;
   if (!ExploringLocked()) {
     const bool stock = stock_pools_.load(std::memory_order_relaxed);
     pending = !warm_teams_.empty() || (stock && teams_ != nullptr);
-    StockPools* in_force;
-    {
-      MutexLock l(&point_mu_);
-      in_force = stock_point_.get();
-    }
+    StockPools* const in_force = StockPointInForce();
     for (const std::shared_ptr<StockPools>& pools : stock_point_pools_) {
       pending = pending || pools.get() != in_force;
     }
@@ -143,11 +144,7 @@ void Runtime::TakeUnusedLocked(bool teams_asked_for, Unused* out) {
     out->teams.push_back(std::move(teams_));
     teams_.reset();
   }
-  StockPools* in_force;
-  {
-    MutexLock l(&point_mu_);
-    in_force = stock_point_.get();
-  }
+  StockPools* const in_force = StockPointInForce();
   std::vector<std::shared_ptr<StockPools>> kept;
   for (std::shared_ptr<StockPools>& pools : stock_point_pools_) {
     (pools.get() == in_force ? kept : out->stock_points).push_back(std::move(pools));

@@ -156,6 +156,8 @@ class Runtime {
     std::vector<std::shared_ptr<TeamSet>> teams;
     std::vector<std::shared_ptr<StockPools>> stock_points;
   };
+  // The stock point in force (its pools), or null; for comparisons.
+  StockPools* StockPointInForce() GRAPHI_LOCKS_EXCLUDED(point_mu_);
   // Whether there is any (past exploration); publishes release_pending_.
   void NoteUnusedLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves it into *out (nothing while exploring); the teams in force stay
