@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""How long must a visit be? Records two settings' visits in one process, then replays shorter designs.
+
+    # one process: 40 rounds of two visits (1 discarded + 16 timed steps each)
+    python3 tools/visit_replay.py record --model lstm --size small --rounds 40 --out rec1.json
+    # the native rule on every design (rounds x timed steps per visit) cut from the records
+    python3 tools/visit_replay.py replay rec*.json
+
+``record`` runs a bundled model's step in a process started with ``GRAPHI_EXECUTORS=stock``
+(TensorFlow's executor on the process's pools: the online autotuner's default) and
+``GRAPHI_AUTOTUNE=0``, and alternates it with a team layout (``--layout``, 2x1) as the
+autotuner's runoff does: one visit of each per round, the order rotated every round
+(``configure()`` goes back to stock, ``configure(E, T)`` switches to the layout, between
+steps). Each visit discards its first step and times the next ``--timed``; a step's figure
+is the time from the end of the step before it to its own end, as the autotuner times.
+
+``replay`` cuts designs out of those records: R rounds of visits of T timed steps are the
+first T timed steps of each visit in R consecutive rounds (what a visit of T steps would
+have timed: the switch and the discarded step are the same), in non-overlapping blocks
+after ``--skip`` rounds. Each block is decided by the native rule
+(``graphi_tf.decision.decide``: adopted iff the median of the per-round ratios plus half
+their range is below 1). Per design it prints how many blocks adopted the layout, the
+median ratio, and the cost in steps, beside each record's ratio over all its rounds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Sequence, Tuple
+
+STOCK = (0, 0)
+
+
+def record(args: argparse.Namespace) -> int:
+    for key in [k for k in os.environ if k.startswith("GRAPHI_")]:
+        del os.environ[key]
+    os.environ["GRAPHI_EXECUTORS"] = "stock"
+    os.environ["GRAPHI_AUTOTUNE"] = "0"
+    os.environ["GRAPHI_CACHE_DIR"] = tempfile.mkdtemp(prefix="visit_replay_")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import graphi_tf
+    from graphi_tf.lab import cli_common
+
+    # "stock": an A/A record, stock against itself (what the rule adopts when nothing differs).
+    layout = STOCK if args.layout == "stock" else tuple(int(x) for x in args.layout.split("x"))
+    step = cli_common.build_step(cli_common.Case(model=args.model, size=args.size), executor="GRAPHI")
+
+    def switch(setting: Tuple[int, int]) -> None:
+        if setting == STOCK:
+            graphi_tf.configure()
+        else:
+            graphi_tf.configure(*setting)
+
+    def visit(setting: Tuple[int, int], untimed: int) -> List[float]:
+        switch(setting)
+        for _ in range(untimed):
+            step()
+        times = []
+        last = time.perf_counter()
+        for _ in range(args.timed):
+            step()
+            now = time.perf_counter()
+            times.append((now - last) * 1e3)
+            last = now
+        return times
+
+    keys = ["0x0", args.layout]
+    for key in keys:  # warm-up visits, as the autotuner's settling and screening
+        visit(STOCK if key == "0x0" else layout, args.warmup)
+    rounds = []
+    for r in range(args.rounds):
+        order = keys[r % 2:] + keys[:r % 2]
+        rounds.append({"order": order,
+                       "ms": {key: visit(STOCK if key == "0x0" else layout, 1) for key in order}})
+    with open(args.out, "w") as f:
+        json.dump({"model": args.model, "size": args.size, "layout": args.layout, "timed": args.timed,
+                   "warmup": args.warmup, "graphi_tf": graphi_tf.__file__, "rounds": rounds}, f)
+    return 0
+
+
+def block_decision(native: Any, rounds: Sequence[Dict[str, List[float]]], key: str,
+                   timed: int) -> Tuple[bool, float]:
+    """The native rule on rounds cut to ``timed`` steps a visit: (adopted, median ratio)."""
+    from graphi_tf import decision
+
+    other = (1, 1)  # the rule needs only a setting other than the default's
+    medians = [{STOCK: statistics.median(r["0x0"][:timed]),
+                other: statistics.median(r[key][:timed])} for r in rounds]
+    made = decision.decide(native, medians, STOCK, [STOCK, other])
+    evidence = made.evidence_for(other)
+    return made.adopted, evidence.ratio_median
+
+
+def replay(args: argparse.Namespace) -> int:
+    from graphi_tf import _loader
+
+    native = _loader.native()
+    records = []
+    for path in args.records:
+        with open(path) as f:
+            data = json.load(f)
+        layout = data["layout"]
+        rounds = [r["ms"] for r in data["rounds"]][args.skip:]
+        full = [statistics.median(r[data["layout"]]) / statistics.median(r["0x0"]) for r in rounds]
+        records.append((path, layout, rounds, data["timed"], statistics.median(full)))
+        print(f"{path}: {len(rounds)} rounds of {data['timed']} timed steps; {data['layout']} "
+              f"over stock, median of per-round ratios {statistics.median(full):.3f} "
+              f"(quartiles {statistics.quantiles(full, n=4)[0]:.3f}-{statistics.quantiles(full, n=4)[2]:.3f})")
+    print()
+    print("design (rounds x timed)  steps  blocks  adopted  per record (adopted/blocks, median ratio of blocks)")
+    for rounds_per_block in args.design_rounds:
+        for timed in args.design_timed:
+            total = adopted_total = 0
+            cells = []
+            for _, layout, rounds, recorded_timed, _ in records:
+                if timed > recorded_timed:
+                    continue
+                blocks = [rounds[i:i + rounds_per_block]
+                          for i in range(0, len(rounds) - rounds_per_block + 1, rounds_per_block)]
+                made = [block_decision(native, b, layout, timed) for b in blocks]
+                n_adopted = sum(1 for a, _ in made if a)
+                total += len(made)
+                adopted_total += n_adopted
+                cells.append(f"{n_adopted}/{len(made)} {statistics.median(r for _, r in made):.3f}")
+            steps = rounds_per_block * 2 * (1 + timed)
+            print(f"{rounds_per_block} x {timed:<2}                  {steps:5d}  {total:6d}  "
+                  f"{adopted_total / max(total, 1):7.0%}  " + "; ".join(cells))
+    return 0
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="time alternating visits in this process")
+    rec.add_argument("--model", default="lstm")
+    rec.add_argument("--size", default="small")
+    rec.add_argument("--layout", default="2x1",
+                     help="ExT, visited against stock; 'stock': stock against itself (A/A)")
+    rec.add_argument("--rounds", type=int, default=40)
+    rec.add_argument("--timed", type=int, default=16, help="timed steps per visit")
+    rec.add_argument("--warmup", type=int, default=30, help="untimed steps of each setting's first visit")
+    rec.add_argument("--out", required=True)
+    rep = sub.add_parser("replay", help="decide designs cut from records")
+    rep.add_argument("records", nargs="+")
+    rep.add_argument("--skip", type=int, default=2, help="rounds left out at the start")
+    rep.add_argument("--design-rounds", type=int, nargs="+", default=[2, 3, 4, 6])
+    rep.add_argument("--design-timed", type=int, nargs="+", default=[4, 6, 8, 12, 16])
+    args = parser.parse_args(argv)
+    return record(args) if args.command == "record" else replay(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
