@@ -180,8 +180,7 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
     st.screening_timed_per_visit = std::min(st.timed_per_visit, options_.min_timed_per_visit);
   }
   st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
-  st.runoff_timed_per_visit =
-      long_steps ? 0 : st.timed_per_visit * std::max(1, options_.runoff_visit_scale);
+  st.runoff_timed_per_visit = long_steps ? 0 : st.timed_per_visit;
   // The default first: round 0 starts on the layout already in force.
   st.order.clear();
   st.order.push_back(options_.default_setting);
