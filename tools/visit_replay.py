@@ -17,7 +17,8 @@ is the time from the end of the step before it to its own end, as the autotuner 
 ``replay`` cuts designs out of those records: R rounds of visits of T timed steps are the
 first T timed steps of each visit in R consecutive rounds (what a visit of T steps would
 have timed: the switch and the discarded step are the same), in non-overlapping blocks
-after ``--skip`` rounds. Each block is decided by the native rule
+after ``--skip`` rounds. ``--scale F`` multiplies the other setting's times by F: on an
+A/A record, a setting F times slower than the default with the default's own noise. Each block is decided by the native rule
 (``graphi_tf.decision.decide``: adopted iff the median of the per-round ratios plus half
 their range is below 1). Per design it prints how many blocks adopted the layout, the
 median ratio, and the cost in steps, beside each record's ratio over all its rounds.
@@ -84,13 +85,14 @@ def record(args: argparse.Namespace) -> int:
 
 
 def block_decision(native: Any, rounds: Sequence[Dict[str, List[float]]], key: str,
-                   timed: int) -> Tuple[bool, float]:
-    """The native rule on rounds cut to ``timed`` steps a visit: (adopted, median ratio)."""
+                   timed: int, scale: float = 1.0) -> Tuple[bool, float]:
+    """The native rule on rounds cut to ``timed`` steps a visit, the other setting's times
+    multiplied by ``scale``: (adopted, median ratio)."""
     from graphi_tf import decision
 
     other = (1, 1)  # the rule needs only a setting other than the default's
     medians = [{STOCK: statistics.median(r["0x0"][:timed]),
-                other: statistics.median(r[key][:timed])} for r in rounds]
+                other: scale * statistics.median(r[key][:timed])} for r in rounds]
     made = decision.decide(native, medians, STOCK, [STOCK, other])
     evidence = made.evidence_for(other)
     return made.adopted, evidence.ratio_median
@@ -122,7 +124,7 @@ def replay(args: argparse.Namespace) -> int:
                     continue
                 blocks = [rounds[i:i + rounds_per_block]
                           for i in range(0, len(rounds) - rounds_per_block + 1, rounds_per_block)]
-                made = [block_decision(native, b, layout, timed) for b in blocks]
+                made = [block_decision(native, b, layout, timed, args.scale) for b in blocks]
                 n_adopted = sum(1 for a, _ in made if a)
                 total += len(made)
                 adopted_total += n_adopted
@@ -150,6 +152,8 @@ def main(argv: List[str]) -> int:
     rep.add_argument("--skip", type=int, default=2, help="rounds left out at the start")
     rep.add_argument("--design-rounds", type=int, nargs="+", default=[2, 3, 4, 6])
     rep.add_argument("--design-timed", type=int, nargs="+", default=[4, 6, 8, 12, 16])
+    rep.add_argument("--scale", type=float, default=1.0,
+                     help="multiply the other setting's times (on A/A records, 1.03: a setting 3%% slower)")
     args = parser.parse_args(argv)
     return record(args) if args.command == "record" else replay(args)
 
