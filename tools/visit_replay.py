@@ -17,11 +17,12 @@ is the time from the end of the step before it to its own end, as the autotuner 
 ``replay`` cuts designs out of those records: R rounds of visits of T timed steps are the
 first T timed steps of each visit in R consecutive rounds (what a visit of T steps would
 have timed: the switch and the discarded step are the same), in non-overlapping blocks
-after ``--skip`` rounds. ``--scale F`` multiplies the other setting's times by F: on an
-A/A record, a setting F times slower than the default with the default's own noise. Each block is decided by the native rule
+after ``--skip`` rounds. Each block is decided by the native rule
 (``graphi_tf.decision.decide``: adopted iff the median of the per-round ratios plus half
-their range is below 1). Per design it prints how many blocks adopted the layout, the
-median ratio, and the cost in steps, beside each record's ratio over all its rounds.
+their range is below 1). ``--scale F`` multiplies the other setting's times by F: on an
+A/A record, a setting F times slower than the default with the default's own noise. Per
+design it prints how many blocks adopted the layout, the median ratio, and the cost in
+steps, beside each record's ratio over all its rounds.
 """
 from __future__ import annotations
 
@@ -51,14 +52,13 @@ def record(args: argparse.Namespace) -> int:
     layout = STOCK if args.layout == "stock" else tuple(int(x) for x in args.layout.split("x"))
     step = cli_common.build_step(cli_common.Case(model=args.model, size=args.size), executor="GRAPHI")
 
-    def switch(setting: Tuple[int, int]) -> None:
-        if setting == STOCK:
+    settings = {"0x0": STOCK, args.layout: layout}
+
+    def visit(key: str, untimed: int) -> List[float]:
+        if settings[key] == STOCK:
             graphi_tf.configure()
         else:
-            graphi_tf.configure(*setting)
-
-    def visit(setting: Tuple[int, int], untimed: int) -> List[float]:
-        switch(setting)
+            graphi_tf.configure(*settings[key])
         for _ in range(untimed):
             step()
         times = []
@@ -70,14 +70,13 @@ def record(args: argparse.Namespace) -> int:
             last = now
         return times
 
-    keys = ["0x0", args.layout]
+    keys = list(settings)
     for key in keys:  # warm-up visits, as the autotuner's settling and screening
-        visit(STOCK if key == "0x0" else layout, args.warmup)
+        visit(key, args.warmup)
     rounds = []
     for r in range(args.rounds):
         order = keys[r % 2:] + keys[:r % 2]
-        rounds.append({"order": order,
-                       "ms": {key: visit(STOCK if key == "0x0" else layout, 1) for key in order}})
+        rounds.append({"order": order, "ms": {key: visit(key, 1) for key in order}})
     with open(args.out, "w") as f:
         json.dump({"model": args.model, "size": args.size, "layout": args.layout, "timed": args.timed,
                    "warmup": args.warmup, "graphi_tf": graphi_tf.__file__, "rounds": rounds}, f)
@@ -102,29 +101,30 @@ def replay(args: argparse.Namespace) -> int:
     from graphi_tf import _loader
 
     native = _loader.native()
-    records = []
+    records = []  # (the other setting's key, rounds, timed steps per visit)
     for path in args.records:
         with open(path) as f:
             data = json.load(f)
-        layout = data["layout"]
+        key = data["layout"]
         rounds = [r["ms"] for r in data["rounds"]][args.skip:]
-        full = [statistics.median(r[data["layout"]]) / statistics.median(r["0x0"]) for r in rounds]
-        records.append((path, layout, rounds, data["timed"], statistics.median(full)))
-        print(f"{path}: {len(rounds)} rounds of {data['timed']} timed steps; {data['layout']} "
+        records.append((key, rounds, data["timed"]))
+        full = [statistics.median(r[key]) / statistics.median(r["0x0"]) for r in rounds]
+        quartiles = statistics.quantiles(full, n=4)
+        print(f"{path}: {len(rounds)} rounds of {data['timed']} timed steps; {key} "
               f"over stock, median of per-round ratios {statistics.median(full):.3f} "
-              f"(quartiles {statistics.quantiles(full, n=4)[0]:.3f}-{statistics.quantiles(full, n=4)[2]:.3f})")
+              f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f})")
     print()
     print("design (rounds x timed)  steps  blocks  adopted  per record (adopted/blocks, median ratio of blocks)")
     for rounds_per_block in args.design_rounds:
         for timed in args.design_timed:
             total = adopted_total = 0
             cells = []
-            for _, layout, rounds, recorded_timed, _ in records:
+            for key, rounds, recorded_timed in records:
                 if timed > recorded_timed:
                     continue
                 blocks = [rounds[i:i + rounds_per_block]
                           for i in range(0, len(rounds) - rounds_per_block + 1, rounds_per_block)]
-                made = [block_decision(native, b, layout, timed, args.scale) for b in blocks]
+                made = [block_decision(native, b, key, timed, args.scale) for b in blocks]
                 n_adopted = sum(1 for a, _ in made if a)
                 total += len(made)
                 adopted_total += n_adopted

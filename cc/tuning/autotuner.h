@@ -18,8 +18,8 @@
 // non-default one only if it beat the default by more than its spread. If it
 // picked none but one setting came close (RunoffCandidate), that setting and
 // the default are timed again in `runoff_rounds` rounds of visits as long as
-// the rounds' (longer ones did not make a round's figure steadier: the
-// noise lies between visits, docs/design.md), and the rule decides from those rounds
+// the rounds' (longer ones did not make a round's figure steadier: the noise
+// lies between visits, docs/design.md), and the rule decides from those rounds
 // alone (steps shorter than long_step_ns only: longer ones would make the
 // runoff cost seconds per visit). The LayoutControl adopts the decision (the
 // caller then caches it, so a later process starts tuned).

@@ -1,4 +1,7 @@
-"""Explored-then-stock against GRAPHI stock from the first step, on a SavedModel: step time and CPU per thread group."""
+"""Explored-then-stock against GRAPHI stock from the first step, on a SavedModel: step time and CPU per thread group.
+
+    python3 kept_stock_probe.py auto|gstock OUT.jsonl   (the LSTM of tools/export_serving_models.py in /tmp/serving_models)
+"""
 import argparse, json, os, statistics, sys, tempfile, time
 arm, out = sys.argv[1], sys.argv[2]
 for k in [k for k in os.environ if k.startswith("GRAPHI_")]:
@@ -11,7 +14,7 @@ import graphi_tf
 from graphi_tf import stepstats
 from graphi_tf.lab import cli_common
 from graphi_tf.lab._ab_worker import setting_from_info
-sys.path.insert(0, "/work/main/docs/results/kept_stock_probe_xeon_2026-12-06")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kept_stock_probe_xeon_2026-12-06"))
 from procstat import thread_cpu
 p = argparse.ArgumentParser(); cli_common.add_case_arguments(p)
 case = cli_common.Case.from_args(p.parse_args(["--saved-model", "/tmp/serving_models/lstm", "--input", "frames=1,50,32"]))
