@@ -7,6 +7,15 @@
 #include "cc/util/clock.h"
 
 namespace graphi {
+namespace {
+
+// The fewest steps of `step_ns` that last at least `target_ns` (both > 0).
+int64_t StepsLasting(int64_t target_ns, int64_t step_ns) {
+  GRAPHI_DCHECK(target_ns > 0 && step_ns > 0);
+  return (target_ns + step_ns - 1) / step_ns;
+}
+
+}  // namespace
 
 const char* AutotuneStateName(AutotuneState state) {
   switch (state) {
@@ -166,17 +175,17 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
     long_steps = per_request_ns >= options_.long_step_ns;
     st.discard_per_visit = clients;
     st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
-        options_.visit_target_ns / per_request_ns, options_.min_timed_per_visit * clients,
-        options_.max_timed_per_visit * clients));
+        StepsLasting(options_.visit_target_ns, per_request_ns),
+        options_.min_timed_per_visit * clients, options_.max_timed_per_visit * clients));
     st.screening_timed_per_visit = options_.min_timed_per_visit * clients;
   } else {
     long_steps = step_ns >= options_.long_step_ns;
     st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
     st.timed_per_visit =
         long_steps ? 1
-                   : static_cast<int>(std::clamp<int64_t>(options_.visit_target_ns / step_ns,
-                                                          options_.min_timed_per_visit,
-                                                          options_.max_timed_per_visit));
+                   : static_cast<int>(std::clamp<int64_t>(
+                         StepsLasting(options_.visit_target_ns, step_ns),
+                         options_.min_timed_per_visit, options_.max_timed_per_visit));
     st.screening_timed_per_visit = std::min(st.timed_per_visit, options_.min_timed_per_visit);
   }
   st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;

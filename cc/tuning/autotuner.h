@@ -32,7 +32,7 @@
 // steps take no longer (docs/design.md, "Automatic tuning").
 //
 // Visit sizes follow the step time seen while settling, so a small model
-// spends a few seconds at most: about `visit_target_ns` of timed steps per
+// spends a few seconds at most: at least `visit_target_ns` of timed steps per
 // visit (at least `min_timed_per_visit`, at most `max_timed_per_visit`),
 // `rounds_short` rounds after the screening round; steps of `long_step_ns` or
 // more get `rounds_long` rounds of one timed step each.
@@ -118,12 +118,15 @@ struct AutotuneOptions {
   // same; from 0.5 s on (with longer visits), the layout that served 1.2x
   // the requests later won.
   int64_t settle_min_ns = 500 * 1000 * 1000;
-  // 100 ms, not the 150 of before: cutting recorded visits of 16 steps
-  // (LSTM and GoogLeNet training steps of 20-40 ms, 2-vCPU Xeon) to their first
-  // 5 or 7 steps changed neither how often the rule adopted a 5% or 18% gain
-  // nor how often it adopted stock against itself (tools/visit_replay.py,
-  // docs/design.md, "Visit length").
-  int64_t visit_target_ns = 100 * 1000 * 1000;
+  // A visit times the fewest steps that last this long. 60 ms (150 until
+  // 3e5d114, then 100): cutting recorded visits of 16 steps (LSTM and
+  // GoogLeNet training steps of 20-40 ms, 2-vCPU Xeon) to their first 3, 5 or
+  // 14 changed neither how often the rule adopted a 5% or 18% gain nor how
+  // often it adopted stock against itself, in 3 rounds or in a runoff's 4
+  // (tools/visit_replay.py, docs/design.md, "Visit length"). The fewest, not
+  // floor(target / step): a 25 ms step gets 3, not 2, whose median is their
+  // mean, which one outlier moves (steps of 30 ms or more get 2, as before).
+  int64_t visit_target_ns = 60 * 1000 * 1000;
   int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
   // Visits of small steps: enough of them that one visit's figure is not
   // that of a few milliseconds (about visit_target_ns up to here).
