@@ -280,16 +280,38 @@ TEST(AutotunerTest, ASettingSlowOnlyInItsColdFirstVisitIsAdopted) {
   EXPECT_NEAR(st.screening_medians_ns.at({1, 2}), 31.25 * kMs, 0.01 * kMs);
 }
 
-TEST(AutotunerTest, WhenEveryOtherSettingIsScreenedOutTheDefaultIsKeptAtOnce) {
+TEST(AutotunerTest, WhenEveryOtherSettingIsScreenedOutTheDefaultIsKeptAfterOneMoreVisit) {
   AutotuneOptions options = Harness::Options();
   options.candidates = {{1, 1}, FakeControl::kDefault};
   Harness h(options);
-  h.Run(3 + 2 * 3, Fixed);  // settling and the two screening visits
+  // Settling, the two screening visits and the default's second one.
+  h.Run(3 + 3 * 3, Fixed);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
   EXPECT_TRUE(st.round_medians_ns.empty());
-  EXPECT_EQ(st.visits_done, 2);
+  EXPECT_EQ(st.visits_done, 3);
+  EXPECT_EQ(h.control_.visits,
+            (std::vector<Setting>{FakeControl::kDefault, Setting{1, 1}, FakeControl::kDefault}));
   EXPECT_NE(st.reason.find("slower in its first visit"), std::string::npos) << st.reason;
+}
+
+TEST(AutotunerTest, ASlowdownAfterTheDefaultsScreeningVisitScreensNothingOut) {
+  AutotuneOptions options = Harness::Options();
+  options.candidates = {{1, 2}, FakeControl::kDefault};
+  Harness h(options);
+  // 1x2 is 0.8x the default, but everything runs twice as slow from the end
+  // of the default's first screening visit until the rounds (a neighbour on
+  // the VM): 1x2's screening visit looks 1.6x the default's.
+  h.Run(200, [&h](const Setting& s, int) {
+    AutotuneStatus st;
+    const bool slowed = h.tuner_.Status("main", &st) && st.state == AutotuneState::kExploring &&
+                        st.round_medians_ns.empty() && st.visits_done >= 1;
+    return (s == Setting{1, 2} ? 20.0 : 25.0) * (slowed ? 2.0 : 1.0);
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.chosen, (Setting{1, 2})) << st.reason;
+  EXPECT_NEAR(st.screening_medians_ns.at(FakeControl::kDefault), 50.0 * kMs, 0.01 * kMs);
+  EXPECT_FALSE(st.round_medians_ns.empty());
 }
 
 // How many visits `setting` has had so far (this one included).
