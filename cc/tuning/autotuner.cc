@@ -168,6 +168,11 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   st.load_class = load_class;
   st.load_clients = load_class == LoadClass::kUnderLoad ? std::max(2, track->max_in_flight) : 0;
   bool long_steps;  // under load: long requests
+  // The floor of a visit's timed steps (requests) for steps this long.
+  const auto min_timed = [this](int64_t ns) {
+    return ns < options_.discard_below_ns ? options_.min_timed_per_visit
+                                          : options_.min_timed_per_visit_of_long_steps;
+  };
   if (st.load_clients > 0) {
     // A request completes every step_ns / clients or so.
     const int clients = st.load_clients;
@@ -176,17 +181,18 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
     st.discard_per_visit = clients;
     st.timed_per_visit = static_cast<int>(std::clamp<int64_t>(
         StepsLasting(options_.visit_target_ns, per_request_ns),
-        options_.min_timed_per_visit * clients, options_.max_timed_per_visit * clients));
-    st.screening_timed_per_visit = options_.min_timed_per_visit * clients;
+        min_timed(per_request_ns) * clients, options_.max_timed_per_visit * clients));
+    st.screening_timed_per_visit = options_.screening_timed_per_visit * clients;
   } else {
     long_steps = step_ns >= options_.long_step_ns;
     st.discard_per_visit = step_ns >= options_.discard_below_ns ? 0 : 1;
     st.timed_per_visit =
         long_steps ? 1
                    : static_cast<int>(std::clamp<int64_t>(
-                         StepsLasting(options_.visit_target_ns, step_ns),
-                         options_.min_timed_per_visit, options_.max_timed_per_visit));
-    st.screening_timed_per_visit = std::min(st.timed_per_visit, options_.min_timed_per_visit);
+                         StepsLasting(options_.visit_target_ns, step_ns), min_timed(step_ns),
+                         options_.max_timed_per_visit));
+    st.screening_timed_per_visit =
+        std::min(st.timed_per_visit, options_.screening_timed_per_visit);
   }
   st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
   st.runoff_timed_per_visit = long_steps ? 0 : st.timed_per_visit;

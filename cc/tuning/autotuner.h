@@ -5,7 +5,7 @@
 // steps over at least `settle_min_ns`, and is the largest graph the process has
 // run so far, is explored:
 // its next steps run under each candidate layout in turn. First a screening
-// round visits every setting once, briefly (`min_timed_per_visit` timed
+// round visits every setting once, briefly (`screening_timed_per_visit` timed
 // steps): a setting's first visit runs on fresh threads and cold caches, so
 // it warms the setting up, and one far slower than the default
 // (ShouldScreenOut) is dropped there. Before every other setting is dropped,
@@ -127,11 +127,20 @@ struct AutotuneOptions {
   // GoogLeNet training steps of 20-40 ms, 2-vCPU Xeon) to their first 3, 5 or
   // 14 changed neither how often the rule adopted a 5% or 18% gain nor how
   // often it adopted stock against itself, in 3 rounds or in a runoff's 4
-  // (tools/visit_replay.py, docs/design.md, "Visit length"). The fewest, not
-  // floor(target / step): a 25 ms step gets 3, not 2, whose median is their
-  // mean, which one outlier moves (steps of 30 ms or more get 2, as before).
+  // (tools/visit_replay.py, docs/design.md, "Visit length").
   int64_t visit_target_ns = 60 * 1000 * 1000;
-  int min_timed_per_visit = 2;   // for steps shorter than long_step_ns
+  // Timed steps a visit of the rounds or the runoff takes at least. Three for
+  // steps shorter than discard_below_ns: a visit's figure is the median of its
+  // steps, and the median of two is their mean, which one outlier moves (in
+  // the same records 2-step visits adopted GoogLeNet's gain in 63% of 3-round
+  // blocks against 81% for 3 steps, and stock against itself in 11% of 4-round
+  // blocks against 3%). Two for steps of discard_below_ns up to long_step_ns:
+  // each is 100 ms or more of evidence, and a third would lengthen their
+  // exploration by half (not measured). Under load: the same, per client.
+  int min_timed_per_visit = 3;
+  int min_timed_per_visit_of_long_steps = 2;
+  // The screening round's visits (under load: per client).
+  int screening_timed_per_visit = 2;
   // Visits of small steps: enough of them that one visit's figure is not
   // that of a few milliseconds (about visit_target_ns up to here).
   int max_timed_per_visit = 64;

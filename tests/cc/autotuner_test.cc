@@ -413,9 +413,10 @@ TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
   EXPECT_EQ(small.Status().discard_per_visit, 1);
   EXPECT_EQ(small.Status().screening_timed_per_visit, 2);
   EXPECT_EQ(small.Status().rounds, 3);  // after the screening round
-  Harness thirty;
-  thirty.Run(3, [](const Setting&, int) { return 30.5; });
-  EXPECT_EQ(thirty.Status().timed_per_visit, 2);
+  Harness forty;  // 2 would last 60 ms, but the median of two is their mean
+  forty.Run(3, [](const Setting&, int) { return 40.0; });
+  EXPECT_EQ(forty.Status().timed_per_visit, 3);
+  EXPECT_EQ(forty.Status().screening_timed_per_visit, 2);
   Harness tiny;  // an LSTM served one request at a time
   tiny.Run(3, [](const Setting&, int) { return 1.5; });
   EXPECT_EQ(tiny.Status().timed_per_visit, 40);
