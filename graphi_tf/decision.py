@@ -51,7 +51,7 @@ ELIMINATE_RATIO = 1.1
 
 SCREEN_OUT_RATIO = 1.3
 """A setting slower than SCREEN_OUT_RATIO x the default in the autotuner's screening round
-is dropped before the rounds."""
+is dropped before the rounds (never all of them: the closest then stays)."""
 
 RUNOFF_BELOW_RATIO = 0.98
 """The closest setting not adopted earns a runoff if its median ratio is below this."""

@@ -304,14 +304,9 @@ void Autotuner::FinishVisitLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const double median = MedianOf(visit_timed_ns_);
   switch (stage_) {
-    case Stage::kScreening: {
-      // The default's second visit (ConfirmScreeningLocked): the slower of
-      // its two figures, so that a slowdown after its first visit drops
-      // nothing.
-      auto [it, first] = st.screening_medians_ns.emplace(st.current, median);
-      if (!first) it->second = std::max(it->second, median);
+    case Stage::kScreening:
+      st.screening_medians_ns[st.current] = median;
       break;
-    }
     case Stage::kRounds:
       st.round_medians_ns[round_][st.current] = median;
       break;
@@ -329,7 +324,6 @@ void Autotuner::FinishVisitLocked(Track* track) {
   }
   switch (stage_) {
     case Stage::kScreening:
-      if (ConfirmScreeningLocked(track)) return;
       ScreenOutLocked(track);
       stage_ = Stage::kRounds;
       NextRoundLocked(track);
@@ -395,34 +389,12 @@ void Autotuner::RunoffOrDecideLocked(Track* track) {
   StartRoundLocked(track, 1);
 }
 
-bool Autotuner::ConfirmScreeningLocked(Track* track) {
-  AutotuneStatus& st = track->status;
-  if (round_order_.size() > live_.size()) return false;  // confirmed already
-  const std::map<Setting, double>& medians = st.screening_medians_ns;
-  const auto reference = medians.find(options_.default_setting);
-  if (reference == medians.end() || reference->second <= 0 || live_.size() < 2) return false;
-  for (const Setting& setting : live_) {
-    if (setting == options_.default_setting) continue;
-    const auto it = medians.find(setting);
-    if (it == medians.end() || !ShouldScreenOut(it->second / reference->second)) return false;
-  }
-  round_order_.push_back(options_.default_setting);
-  ++st.visits_planned;
-  StartVisitLocked(track);
-  return true;
-}
-
 void Autotuner::ScreenOutLocked(Track* track) {
-  const std::map<Setting, double>& medians = track->status.screening_medians_ns;
-  const auto reference = medians.find(options_.default_setting);
-  GRAPHI_DCHECK(reference != medians.end());
-  if (reference == medians.end() || reference->second <= 0) return;
+  const std::vector<Setting> drop =
+      SettingsToScreenOut(track->status.screening_medians_ns, live_, options_.default_setting);
   std::vector<Setting> keep;
   for (const Setting& setting : live_) {
-    const auto it = medians.find(setting);
-    const bool drop = setting != options_.default_setting && it != medians.end() &&
-                      ShouldScreenOut(it->second / reference->second);
-    if (!drop) keep.push_back(setting);
+    if (std::find(drop.begin(), drop.end(), setting) == drop.end()) keep.push_back(setting);
   }
   live_ = keep;
 }

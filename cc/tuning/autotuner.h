@@ -7,12 +7,9 @@
 // its next steps run under each candidate layout in turn. First a screening
 // round visits every setting once, briefly (`screening_timed_per_visit` timed
 // steps): a setting's first visit runs on fresh threads and cold caches, so
-// it warms the setting up, and one far slower than the default
-// (ShouldScreenOut) is dropped there. Before every other setting is dropped,
-// which ends the exploration there, the default is visited once more and the
-// slower of its two figures counts: on a shared 2-vCPU VM, a slowdown right
-// after the default's visit once screened out a 2x1 that beat stock in the
-// same run's other processes. The survivors are then timed in
+// it warms the setting up, and one far slower than the default is dropped
+// there, but never all of them (SettingsToScreenOut: the closest stays, so a
+// decision always rests on warm rounds). The survivors are then timed in
 // interleaved rounds whose order rotates every round. Each visit of a setting
 // discards its first step (fresh teams, cold caches) and times the next few;
 // the visit's median is that round's figure. After every round a setting that
@@ -303,10 +300,6 @@ class Autotuner {
   void FinishVisitLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the settings that cannot win any more after a round.
   void EliminateLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After the screening round: if it would drop every other setting, which
-  // would end the exploration on those visits alone, visits the default once
-  // more (its figure is then the slower of its two) and returns true.
-  bool ConfirmScreeningLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the settings far slower than the default after the screening round.
   void ScreenOutLocked(Track* track) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts the next round of the live settings (rotated), or, after the

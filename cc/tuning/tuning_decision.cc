@@ -67,7 +67,30 @@ std::vector<Setting> SettingsToEliminate(const std::vector<std::map<Setting, dou
   return out;
 }
 
-bool ShouldScreenOut(double screening_ratio) { return screening_ratio > kScreenOutRatio; }
+std::vector<Setting> SettingsToScreenOut(const std::map<Setting, double>& screening_medians,
+                                         const std::vector<Setting>& timed,
+                                         const Setting& default_setting) {
+  std::vector<Setting> out;
+  const auto reference = screening_medians.find(default_setting);
+  if (reference == screening_medians.end() || reference->second <= 0) return out;
+  int others = 0;
+  const Setting* closest = nullptr;
+  double closest_median = 0;
+  for (const Setting& setting : timed) {
+    const auto it = screening_medians.find(setting);
+    if (setting == default_setting || it == screening_medians.end()) continue;
+    ++others;
+    if (closest == nullptr || it->second < closest_median) {
+      closest = &setting;
+      closest_median = it->second;
+    }
+    if (it->second / reference->second > kScreenOutRatio) out.push_back(setting);
+  }
+  if (others > 0 && static_cast<int>(out.size()) == others) {
+    out.erase(std::find(out.begin(), out.end(), *closest));
+  }
+  return out;
+}
 
 const SettingEvidence* RunoffCandidate(const TuningDecision& decision) {
   if (decision.adopted) return nullptr;
@@ -87,7 +110,8 @@ namespace {
 
 SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_medians,
                             const std::map<Setting, double>& screening_medians,
-                            const Setting& setting, const Setting& default_setting) {
+                            const std::vector<Setting>& screened_out, const Setting& setting,
+                            const Setting& default_setting) {
   SettingEvidence e;
   e.setting = setting;
   auto screened = screening_medians.find(setting);
@@ -95,8 +119,9 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
   if (screened != screening_medians.end() && screened_default != screening_medians.end() &&
       screened_default->second > 0) {
     e.screening_ratio = screened->second / screened_default->second;
-    e.screened_out = setting != default_setting && ShouldScreenOut(e.screening_ratio);
   }
+  e.screened_out =
+      std::find(screened_out.begin(), screened_out.end(), setting) != screened_out.end();
   e.ratios = RatiosTo(round_medians, setting, default_setting);
   if (!e.ratios.empty()) {
     e.ratio_median = MedianOf(e.ratios);
@@ -142,16 +167,8 @@ std::string ReasonFor(const TuningDecision& decision) {
     if (closest == nullptr || e.ratio_median < closest->ratio_median) closest = &e;
   }
   if (closest == nullptr) {
-    // Nothing reached the rounds: the closest one screened out, if any.
-    const SettingEvidence* screened = nullptr;
-    for (const SettingEvidence& e : decision.evidence) {
-      if (!e.screened_out) continue;
-      if (screened == nullptr || e.screening_ratio < screened->screening_ratio) screened = &e;
-    }
-    if (screened == nullptr) return "kept the default " + d + ": no other setting was compared with it";
-    return "kept the default " + d + ": every other setting was more than " +
-           Ratio(kScreenOutRatio) + "x slower in its first visit (closest: " +
-           screened->setting.Label() + " at " + Ratio(screened->screening_ratio) + ")";
+    // Nothing reached the rounds (the screening never drops every setting).
+    return "kept the default " + d + ": no other setting was compared with it";
   }
   std::string detail;
   if (static_cast<int>(closest->ratios.size()) < kMinRoundsToAdopt) {
@@ -178,9 +195,11 @@ TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round
   decision.chosen = default_setting;
   const SettingEvidence* best = nullptr;
   decision.evidence.reserve(order.size());
+  const std::vector<Setting> screened_out =
+      SettingsToScreenOut(screening_medians, order, default_setting);
   for (const Setting& setting : order) {
     decision.evidence.push_back(
-        EvidenceFor(round_medians, screening_medians, setting, default_setting));
+        EvidenceFor(round_medians, screening_medians, screened_out, setting, default_setting));
   }
   for (const SettingEvidence& e : decision.evidence) {
     if (e.qualifies && (best == nullptr || e.ratio_median < best->ratio_median)) best = &e;

@@ -280,19 +280,27 @@ TEST(AutotunerTest, ASettingSlowOnlyInItsColdFirstVisitIsAdopted) {
   EXPECT_NEAR(st.screening_medians_ns.at({1, 2}), 31.25 * kMs, 0.01 * kMs);
 }
 
-TEST(AutotunerTest, WhenEveryOtherSettingIsScreenedOutTheDefaultIsKeptAfterOneMoreVisit) {
+// How many visits `setting` has had so far (this one included).
+int VisitsOf(const Harness& h, const Setting& setting) {
+  return static_cast<int>(std::count(h.control_.visits.begin(), h.control_.visits.end(), setting));
+}
+
+TEST(AutotunerTest, WhenEveryOtherSettingLooksFarSlowerTheClosestIsStillTimedInRounds) {
   AutotuneOptions options = Harness::Options();
-  options.candidates = {{1, 1}, FakeControl::kDefault};
+  options.candidates = {{1, 1}, {1, 2}, FakeControl::kDefault};
   Harness h(options);
-  // Settling, the two screening visits and the default's second one.
-  h.Run(3 + 3 * 3, Fixed);
+  // 1x1 and 1x2 are 1.6x and 1.4x the default in every visit.
+  h.Run(200, [](const Setting& s, int) {
+    return s == Setting{1, 1} ? 40.0 : s == Setting{1, 2} ? 35.0 : 25.0;
+  });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_TRUE(st.round_medians_ns.empty());
-  EXPECT_EQ(st.visits_done, 3);
-  EXPECT_EQ(h.control_.visits,
-            (std::vector<Setting>{FakeControl::kDefault, Setting{1, 1}, FakeControl::kDefault}));
-  EXPECT_NE(st.reason.find("slower in its first visit"), std::string::npos) << st.reason;
+  // 1x2, the closest, was timed in two rounds and then eliminated; 1x1 not.
+  EXPECT_EQ(VisitsOf(h, Setting{1, 2}), 3);
+  EXPECT_EQ(VisitsOf(h, Setting{1, 1}), 1);
+  ASSERT_EQ(st.eliminated_after_round.count({1, 2}), 1u);
+  EXPECT_TRUE(st.decision.evidence[1].screened_out);   // 1x1
+  EXPECT_FALSE(st.decision.evidence[2].screened_out);  // 1x2
 }
 
 TEST(AutotunerTest, ASlowdownAfterTheDefaultsScreeningVisitScreensNothingOut) {
@@ -310,13 +318,8 @@ TEST(AutotunerTest, ASlowdownAfterTheDefaultsScreeningVisitScreensNothingOut) {
   });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.chosen, (Setting{1, 2})) << st.reason;
-  EXPECT_NEAR(st.screening_medians_ns.at(FakeControl::kDefault), 50.0 * kMs, 0.01 * kMs);
+  EXPECT_NEAR(st.screening_medians_ns.at({1, 2}), 40.0 * kMs, 0.01 * kMs);  // 1.6x the default
   EXPECT_FALSE(st.round_medians_ns.empty());
-}
-
-// How many visits `setting` has had so far (this one included).
-int VisitsOf(const Harness& h, const Setting& setting) {
-  return static_cast<int>(std::count(h.control_.visits.begin(), h.control_.visits.end(), setting));
 }
 
 // 1x2 is 0.96x the default; in the rounds its visits cycle through 0.91x,

@@ -74,9 +74,21 @@ TEST(TuningDecisionTest, TheDefaultIsNeverEliminated) {
 }
 
 TEST(TuningDecisionTest, ScreensOutOnlyASettingFarSlowerInItsFirstVisit) {
-  EXPECT_FALSE(ShouldScreenOut(1.25));
-  EXPECT_FALSE(ShouldScreenOut(kScreenOutRatio));
-  EXPECT_TRUE(ShouldScreenOut(1.35));
+  const Setting third{1, 1};
+  const std::vector<Setting> timed = {kDefault, kOther, third};
+  EXPECT_EQ(SettingsToScreenOut({{kDefault, 10}, {kOther, 12.5}, {third, 13.5}}, timed, kDefault),
+            std::vector<Setting>{third});
+  EXPECT_TRUE(SettingsToScreenOut({{kDefault, 10}, {kOther, 10 * kScreenOutRatio}, {third, 13.5}},
+                                  timed, kDefault) == std::vector<Setting>{third});
+}
+
+TEST(TuningDecisionTest, TheScreeningNeverDropsEveryOtherSetting) {
+  const Setting third{1, 1};
+  // Both far slower in their first visits: the closer one stays.
+  EXPECT_EQ(SettingsToScreenOut({{kDefault, 10}, {kOther, 17}, {third, 14}},
+                                {kDefault, kOther, third}, kDefault),
+            std::vector<Setting>{kOther});
+  EXPECT_TRUE(SettingsToScreenOut({{kDefault, 10}, {kOther, 17}}, kOrder, kDefault).empty());
 }
 
 TEST(TuningDecisionTest, TheScreeningRoundIsEvidenceButNotARound) {
@@ -116,13 +128,15 @@ TEST(TuningDecisionTest, NoRunoffWithoutASettingCloseEnoughOrAfterAnAdoption) {
             nullptr);
 }
 
-TEST(TuningDecisionTest, WhenEverySettingWasScreenedOutTheReasonSaysSo) {
-  const TuningDecision d = DecideSetting({}, kDefault, kOrder, {{kDefault, 10}, {kOther, 17}});
+TEST(TuningDecisionTest, ASettingScreenedOutIsMarkedSoInTheEvidence) {
+  const Setting third{1, 1};
+  const TuningDecision d = DecideSetting({{{kDefault, 10}, {kOther, 11}}, {{kDefault, 10}, {kOther, 11}}},
+                                         kDefault, {kDefault, kOther, third},
+                                         {{kDefault, 10}, {kOther, 12}, {third, 17}});
   EXPECT_FALSE(d.adopted);
-  EXPECT_TRUE(d.evidence[1].screened_out);
-  EXPECT_EQ(d.reason,
-            "kept the default 2x1: every other setting was more than 1.30x slower in its first "
-            "visit (closest: 1x2 at 1.70)");
+  EXPECT_FALSE(d.evidence[1].screened_out);
+  EXPECT_TRUE(d.evidence[2].screened_out);
+  EXPECT_NEAR(d.evidence[2].screening_ratio, 1.7, 1e-9);
 }
 
 }  // namespace
