@@ -111,7 +111,7 @@ std::vector<Setting> SettingsToEliminate(const std::vector<std::map<Setting, dou
 // `screening_medians`) that are not to be timed again: those more than
 // kScreenOutRatio times the default's median there, except the closest when
 // that would be all but the default (on a noisy day of the 2-vCPU Xeon, 2
-// LSTM processes of 57 ran every candidate at 1.5-1.9x stock in its first
+// LSTM processes of 16 ran every candidate at 1.5-1.9x stock in its first
 // visit, 2x1 among them, which beat stock warm in others). In `timed`'s
 // order; never the default.
 std::vector<Setting> SettingsToScreenOut(const std::map<Setting, double>& screening_medians,

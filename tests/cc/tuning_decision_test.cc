@@ -78,8 +78,9 @@ TEST(TuningDecisionTest, ScreensOutOnlyASettingFarSlowerInItsFirstVisit) {
   const std::vector<Setting> timed = {kDefault, kOther, third};
   EXPECT_EQ(SettingsToScreenOut({{kDefault, 10}, {kOther, 12.5}, {third, 13.5}}, timed, kDefault),
             std::vector<Setting>{third});
-  EXPECT_TRUE(SettingsToScreenOut({{kDefault, 10}, {kOther, 10 * kScreenOutRatio}, {third, 13.5}},
-                                  timed, kDefault) == std::vector<Setting>{third});
+  EXPECT_EQ(SettingsToScreenOut({{kDefault, 10}, {kOther, 10 * kScreenOutRatio}, {third, 13.5}},
+                                timed, kDefault),
+            std::vector<Setting>{third});
 }
 
 TEST(TuningDecisionTest, TheScreeningNeverDropsEveryOtherSetting) {
@@ -130,9 +131,9 @@ TEST(TuningDecisionTest, NoRunoffWithoutASettingCloseEnoughOrAfterAnAdoption) {
 
 TEST(TuningDecisionTest, ASettingScreenedOutIsMarkedSoInTheEvidence) {
   const Setting third{1, 1};
-  const TuningDecision d = DecideSetting({{{kDefault, 10}, {kOther, 11}}, {{kDefault, 10}, {kOther, 11}}},
-                                         kDefault, {kDefault, kOther, third},
-                                         {{kDefault, 10}, {kOther, 12}, {third, 17}});
+  const TuningDecision d =
+      DecideSetting({{{kDefault, 10}, {kOther, 11}}, {{kDefault, 10}, {kOther, 11}}}, kDefault,
+                    {kDefault, kOther, third}, {{kDefault, 10}, {kOther, 12}, {third, 17}});
   EXPECT_FALSE(d.adopted);
   EXPECT_FALSE(d.evidence[1].screened_out);
   EXPECT_TRUE(d.evidence[2].screened_out);
