@@ -36,10 +36,10 @@
 //
 // RunoffCandidate: when the rounds adopt nothing but a setting came close
 // (median ratio below kRunoffBelowRatio), the online autotuner times it
-// against the default again, in longer visits, and decides by the same rule
-// from those runoff rounds alone: fresh evidence, so picking the closest of
-// several noisy settings does not bias it, and longer visits, so a gain of a
-// few percent can clear its spread.
+// against the default again, in more rounds of visits as long as the
+// rounds', and decides by the same rule from those runoff rounds alone:
+// fresh evidence, so picking the closest of several noisy settings does not
+// bias it (docs/design.md, "Screening and runoff").
 //
 // Free of TensorFlow types. Thread-safety: pure functions.
 #ifndef GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
