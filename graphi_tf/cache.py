@@ -167,10 +167,11 @@ def _canonical_fingerprint(fingerprint: Mapping[str, Any]) -> dict:
 
 
 # The load classes a setting is tuned for (cc/tuning/load_class.h): one step at a
-# time, or steps overlapping (concurrent requests).
+# time, or a level of steps in flight (concurrent requests), named by the power of two
+# it holds: 2, 3-5 ("under_load_4"), 6-11, 12-22, 23-45, 46 or more ("under_load_64").
 LOAD_ALONE = "alone"
-LOAD_UNDER_LOAD = "under_load"
-LOAD_CLASSES = (LOAD_ALONE, LOAD_UNDER_LOAD)
+LOAD_UNDER_LOAD_LEVELS = tuple(f"under_load_{2 ** k}" for k in range(1, 7))
+LOAD_CLASSES = (LOAD_ALONE, *LOAD_UNDER_LOAD_LEVELS)
 
 
 def entry_key(
@@ -237,9 +238,10 @@ class CacheEntry:
         spread, eliminated_after_round; shape in ``build``), or None (entries written
         before the decision rule, or by writers without one). Optional in the file.
       load_class: ``"alone"`` (timed one step at a time: ``tune``, or the autotuner
-        without overlapping steps) or ``"under_load"`` (the autotuner under concurrent
-        steps; figures are then ms per request). A graph has one entry per class, and
-        follows the one of the class it is in. Optional in the file (``"alone"``).
+        without overlapping steps) or a level of ``LOAD_UNDER_LOAD_LEVELS`` (the
+        autotuner under that many concurrent steps; figures are then ms per request). A
+        graph has one entry per class, and follows the one of the class it is in, else
+        the nearest class's. Optional in the file (``"alone"``).
     """
 
     key: str
@@ -395,6 +397,11 @@ class CacheEntry:
         if evidence is not None:
             _check_evidence(evidence, setting)
         load_class = data.get("load_class", LOAD_ALONE)
+        if load_class == "under_load":
+            raise ValueError(
+                "field 'load_class' is 'under_load', written before load levels: it does not "
+                f"say how much load it was tuned under (now one of {', '.join(LOAD_CLASSES)})"
+            )
         if load_class not in LOAD_CLASSES:
             raise ValueError(f"field 'load_class' is {load_class!r}, not one of {', '.join(LOAD_CLASSES)}")
         expected_key = entry_key(

@@ -363,7 +363,8 @@ bool AdoptSetting(const std::string& signature, int executors, int threads_per_e
     throw py::value_error("source='" + source + "' is invalid; allowed: cache, tuned");
   }
   if (!graphi::ParseLoadClass(load_class, &adoption.load_class)) {
-    throw py::value_error("load_class='" + load_class + "' is invalid; allowed: alone, under_load");
+    throw py::value_error("load_class='" + load_class + "' is invalid; allowed: " +
+                          graphi::LoadClassNames());
   }
   if (executors < 0 || threads_per_executor < 0 || (executors == 0) != (threads_per_executor == 0)) {
     throw py::value_error("executors x threads_per_executor = " + std::to_string(executors) + " x " +

@@ -215,11 +215,13 @@ void GraphiExecutor::EndStep(const StepClock& clock, bool ok) {
   StepSample sample;
   sample.end_ns = MonotonicNowNs();
   sample.start_ns = clock.start_ns;
-  sample.concurrent = profile_->load().EndTopLevelStep(clock.overlap_epoch) || clock.concurrent;
-  sample.in_flight = clock.in_flight;
+  int in_flight_at_end = 1;
+  sample.concurrent =
+      profile_->load().EndTopLevelStep(clock.overlap_epoch, &in_flight_at_end) || clock.concurrent;
+  sample.in_flight = GraphLoad::StepInFlight(clock.in_flight, in_flight_at_end, sample.concurrent);
   sample.signature = profile_->signature();
   sample.node_count = profile_->node_count();
-  const TopLevelStepEnd end = profile_->load().NoteTopLevelStepEnd(sample.concurrent);
+  const TopLevelStepEnd end = profile_->load().NoteTopLevelStepEnd(sample.in_flight);
   // Before the autotuner hears of the step: the setting of the class the
   // graph is in now applies from the next step, and the autotuner may then
   // explore that class if nothing is adopted for it.

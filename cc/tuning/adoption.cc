@@ -12,11 +12,22 @@ const Adoption* AdoptionSlots::For(LoadClass load_class) const {
 }
 
 const Adoption* AdoptionSlots::InForce(LoadClass load_class) const {
-  if (const Adoption* own = For(load_class)) return own;
-  return For(load_class == LoadClass::kAlone ? LoadClass::kUnderLoad : LoadClass::kAlone);
+  const int c = static_cast<int>(load_class);
+  for (int distance = 0; distance < kLoadClassCount; ++distance) {
+    for (int other : {c - distance, c + distance}) {
+      if (other < 0 || other >= kLoadClassCount) continue;
+      if (const Adoption* adoption = For(static_cast<LoadClass>(other))) return adoption;
+    }
+  }
+  return nullptr;
 }
 
-bool AdoptionSlots::empty() const { return !slots_[0].has_value() && !slots_[1].has_value(); }
+bool AdoptionSlots::empty() const {
+  for (const std::optional<Adoption>& slot : slots_) {
+    if (slot.has_value()) return false;
+  }
+  return true;
+}
 
 SettingSource GraphSettingSource(SettingSource process_source, const Setting& in_force,
                                  const Adoption* own) {

@@ -42,8 +42,9 @@ class AdoptionSlots {
   void Set(const Adoption& adoption);
   // The adoption recorded for `load_class`, or null.
   const Adoption* For(LoadClass load_class) const;
-  // The one a graph in `load_class` runs with: that class's, else the other
-  // class's (a setting tuned for another load beats none), else null.
+  // The one a graph in `load_class` runs with: that class's, else the
+  // nearest class's, the lighter load of two as near (a setting tuned for
+  // another load beats none), else null.
   const Adoption* InForce(LoadClass load_class) const;
   bool empty() const;
 

@@ -55,21 +55,7 @@ void Autotuner::OnStep(const StepSample& s) {
   if (exploring && s.signature == target_) {
     if (control_->ExplicitLayout()) {
       AbandonLocked("an explicit setting (configure() or the environment) took over");
-    } else if (s.concurrent && track.status.load_clients == 0) {
-      // Latencies say nothing about a layout once requests overlap: start
-      // over, under load, from the next step. The one-at-a-time class was
-      // not decided, so it may be explored when the load goes.
-      AbandonLocked("steps began to overlap");
-      track.saw_concurrency = true;
-      track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
-      if (!track.explored[static_cast<int>(LoadClass::kUnderLoad)]) {
-        track.explored[static_cast<int>(LoadClass::kAlone)] = false;
-        track.class_pending = true;
-        track.pending_class = LoadClass::kUnderLoad;
-        track.status = AutotuneStatus();
-        track.status.reason = "steps began to overlap: to be explored again under load";
-      }  // else both classes were explored once: the abandoned status stays
-    } else if (s.ok) {
+    } else if (!AbandonIfTheLoadChangedLocked(&track, s) && s.ok) {
       RecordLocked(&track, s);
     }
     return;
@@ -77,14 +63,14 @@ void Autotuner::OnStep(const StepSample& s) {
   if (!s.ok) return;  // a failed step says nothing about speed
   ++track.ok_steps;
   if (track.first_start_ns < 0) track.first_start_ns = s.start_ns;
-  track.saw_concurrency |= s.concurrent;
-  track.max_in_flight = std::max(track.max_in_flight, s.in_flight);
   track.recent_ns.push_back(s.end_ns - s.start_ns);
+  track.recent_in_flight.push_back(s.in_flight);
   if (static_cast<int>(track.recent_ns.size()) > std::max(1, options_.settle_steps)) {
     track.recent_ns.erase(track.recent_ns.begin());
+    track.recent_in_flight.erase(track.recent_in_flight.begin());
   }
   if (!exploring && DueForClassExplorationLocked(&track, s)) {
-    MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
+    MaybeStartLocked(s.signature, &track, s, s.load_class);
     return;
   }
   if (track.status.state != AutotuneState::kWaiting) return;
@@ -100,7 +86,9 @@ void Autotuner::OnStep(const StepSample& s) {
       return;
     }
   }
-  MaybeStartLocked(s.signature, &track, s, ClassToExplore(track));
+  // A graph whose load is changing waits for its class to hold.
+  if (!StepAgreesWithItsClass(s)) return;
+  MaybeStartLocked(s.signature, &track, s, s.load_class);
 }
 
 bool Autotuner::LargerGraphSettledLocked(int node_count) const {
@@ -111,22 +99,42 @@ bool Autotuner::LargerGraphSettledLocked(int node_count) const {
   return false;
 }
 
-LoadClass Autotuner::ClassToExplore(const Track& track) {
-  if (track.class_pending) return track.pending_class;
-  return track.saw_concurrency ? LoadClass::kUnderLoad : LoadClass::kAlone;
+bool Autotuner::StepAgreesWithItsClass(const StepSample& s) {
+  return LoadClassOf(s.in_flight) == s.load_class;
+}
+
+bool Autotuner::AbandonIfTheLoadChangedLocked(Track* track, const StepSample& s) {
+  AutotuneStatus& st = track->status;
+  const LoadClass explored = st.load_class;
+  if (!IsUnderLoad(explored)) {
+    // Latencies say nothing about a layout once requests overlap: abandon
+    // at once (the tracker follows only after 16 steps).
+    if (!s.concurrent) return false;
+    AbandonLocked("steps began to overlap");
+  } else {
+    // Under load, a level is left when the tracker says so, not at the
+    // first step with a client between requests.
+    if (s.load_class == explored) return false;
+    AbandonLocked(std::string("the load moved to ") + LoadClassName(s.load_class));
+  }
+  // The class was not decided: it may be explored when the load comes back;
+  // the graph waits for its new class to hold.
+  track->explored[static_cast<int>(explored)] = false;
+  st = AutotuneStatus();
+  st.reason = std::string("the load left ") + LoadClassName(explored) +
+              ": to be explored again in the class it settles in";
+  return true;
 }
 
 bool Autotuner::DueForClassExplorationLocked(Track* track, const StepSample& s) {
   const int c = static_cast<int>(s.load_class);
-  if (track->explored[c] || s.adopted[c]) return false;
+  if (track->explored[c] || s.adopted[c] || !StepAgreesWithItsClass(s)) return false;
   const AutotuneStatus& st = track->status;
   const bool decided =
       st.state == AutotuneState::kAdopted || st.state == AutotuneState::kKeptDefault;
   const bool from_adoption = st.state == AutotuneState::kSkipped && track->skipped_for_adoption;
   if (!decided && !from_adoption) return false;
   track->status = AutotuneStatus();
-  track->class_pending = true;
-  track->pending_class = s.load_class;
   // Size the visits from the steps of the load it is under now.
   track->settle_ns = track->recent_ns;
   return true;
@@ -145,6 +153,7 @@ bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, LoadC
     return skip("started from a cached or tuned setting");
   }
   if (options_.candidates.size() < 2) return skip("only one layout fits this machine");
+  if (track->explored[static_cast<int>(load_class)]) return false;  // once per process
   if (track->ok_steps < options_.settle_steps) return false;
   if (control_->ExplicitLayout()) {
     st.reason = "an explicit setting (configure() or the environment) is in force";
@@ -166,7 +175,11 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
   const int64_t step_ns = std::max<int64_t>(1, static_cast<int64_t>(MedianOf(settle)));
   st.reference_step_ns = step_ns;
   st.load_class = load_class;
-  st.load_clients = load_class == LoadClass::kUnderLoad ? std::max(2, track->max_in_flight) : 0;
+  st.load_clients =
+      IsUnderLoad(load_class)
+          ? std::max(2, *std::max_element(track->recent_in_flight.begin(),
+                                          track->recent_in_flight.end()))
+          : 0;
   bool long_steps;  // under load: long requests
   // The floor of a visit's timed steps (requests) for steps this long.
   const auto min_timed = [this](int64_t ns) {
@@ -214,7 +227,6 @@ void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
                                  const StepSample& s, LoadClass load_class) {
   if (!DueForExplorationLocked(track, s, load_class)) return;
   track->explored[static_cast<int>(load_class)] = true;
-  track->class_pending = false;
   track->skipped_for_adoption = false;
   PlanVisits(track, load_class);
   AutotuneStatus& st = track->status;

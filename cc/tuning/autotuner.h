@@ -49,17 +49,22 @@
 // says how many steps were in flight.
 //
 // Decisions are per load class (load_class.h): one step at a time
-// (kAlone) or under load (kUnderLoad). A layout that wins for one request
-// at a time can lose under many (one team serving every request), and the
-// other way round, so each class has its own setting, adopted and cached
-// for (signature, class); the process follows the setting of the class the
-// graph is in now (StepSample::load_class, which changes after 16 steps in
-// a row of the other kind). A graph explored one step at a time whose steps
-// start to overlap is explored again, under load, from its next step. A
-// graph decided for one class (here, or by a cached or tuned setting) is
-// explored for the other class, once per process, when it enters that class
-// and no setting for it is cached. A setting from graphi_tf.tune is for
-// kAlone and is never explored again for that class.
+// (kAlone) or a level of steps in flight (2, 3-5, 6-11, ...). A layout that
+// wins for one request at a time can lose under many (one team serving
+// every request), and one that ties under 4 clients can lose under 8, so
+// each class has its own setting, adopted and cached for (signature, class);
+// the process follows the setting of the class the graph is in now
+// (StepSample::load_class, which changes after 16 steps in a row of other
+// classes). A graph is explored for the class it is in, once that class has
+// held long enough for the step itself to agree with it
+// (LoadClassOf(in_flight) == load_class): a graph whose steps begin to
+// overlap waits for its level. A graph explored one step at a time whose
+// steps start to overlap is explored again, under load, once its level
+// holds; one explored under load whose level changes is explored again at
+// the new level. A graph decided for one class (here, or by a cached or
+// tuned setting) is explored for another class, once per process, when it
+// enters that class and no setting for it is cached. A setting from
+// graphi_tf.tune is for kAlone and is never explored again for that class.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
 // later process tries again) when an explicit setting
@@ -171,7 +176,10 @@ struct StepSample {
   int64_t end_ns = 0;
   bool ok = true;             // the step succeeded
   bool concurrent = false;    // another step of the graph was in flight
-  int in_flight = 1;          // steps of the graph in flight at its start, itself included
+  // Steps of the graph in flight while it ran, itself included: the more of
+  // those at its start and at its end, 2 at least when it overlapped
+  // (GraphLoad::StepInFlight).
+  int in_flight = 1;
 };
 
 enum class AutotuneState {
@@ -196,7 +204,7 @@ struct AutotuneStatus {
   // > 0: explored under load, with this many steps in flight at most while
   // settling; figures are then ns per completed request (see above).
   int load_clients = 0;
-  // The class explored (kUnderLoad iff load_clients > 0), and decided for.
+  // The class explored (under load iff load_clients > 0), and decided for.
   LoadClass load_class = LoadClass::kAlone;
   Setting current;  // layout being visited (while exploring)
   Setting chosen;   // after the decision
@@ -257,19 +265,15 @@ class Autotuner {
     int ok_steps = 0;
     int64_t first_start_ns = -1;  // of its first finished step
     std::vector<int64_t> settle_ns;
-    // The durations of its last settle_steps steps, oldest first.
+    // The durations and steps in flight of its last settle_steps steps,
+    // oldest first.
     std::vector<int64_t> recent_ns;
-    bool saw_concurrency = false;
-    int max_in_flight = 1;
+    std::vector<int> recent_in_flight;
     // Per load class: explored in this process (started), so not again.
     std::array<bool, kLoadClassCount> explored{};
     // Skipped because a setting was adopted for the class it started in;
-    // such a graph (like a decided one) may be explored for the other.
+    // such a graph (like a decided one) may be explored for another.
     bool skipped_for_adoption = false;
-    // The class to explore when it is due, if not the one its settling
-    // steps suggest (see InitialClass).
-    bool class_pending = false;
-    LoadClass pending_class = LoadClass::kAlone;
     AutotuneStatus status;
   };
 
@@ -278,8 +282,14 @@ class Autotuner {
   // its status.
   void MaybeStartLocked(const std::string& signature, Track* track, const StepSample& s,
                         LoadClass load_class) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The class a graph still waiting is explored for.
-  static LoadClass ClassToExplore(const Track& track);
+  // Whether step `s` ran at the level of the class its graph is in (the
+  // class has held long enough to be explored).
+  static bool StepAgreesWithItsClass(const StepSample& s);
+  // While exploring `s`'s graph: abandons the exploration if the load left
+  // the class being explored (letting that class be explored again); returns
+  // whether it did.
+  bool AbandonIfTheLoadChangedLocked(Track* track, const StepSample& s)
+      GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a graph decided for one class (here or by an adopted setting)
   // should now be explored for the class it is in; if so, resets its status
   // for that.

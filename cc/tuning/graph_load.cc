@@ -1,5 +1,7 @@
 #include "cc/tuning/graph_load.h"
 
+#include <algorithm>
+
 namespace graphi {
 
 bool GraphLoad::BeginTopLevelStep(uint64_t* epoch, int* in_flight) {
@@ -11,15 +13,19 @@ bool GraphLoad::BeginTopLevelStep(uint64_t* epoch, int* in_flight) {
   return overlapping;
 }
 
-bool GraphLoad::EndTopLevelStep(uint64_t epoch) {
-  top_level_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+bool GraphLoad::EndTopLevelStep(uint64_t epoch, int* in_flight) {
+  *in_flight = top_level_in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   return overlap_epoch_.load(std::memory_order_acquire) != epoch;
 }
 
-TopLevelStepEnd GraphLoad::NoteTopLevelStepEnd(bool overlapped) {
+int GraphLoad::StepInFlight(int at_begin, int at_end, bool overlapped) {
+  return std::max({at_begin, at_end, overlapped ? 2 : 1});
+}
+
+TopLevelStepEnd GraphLoad::NoteTopLevelStepEnd(int in_flight) {
   MutexLock l(&mu_);
   TopLevelStepEnd out;
-  out.load_class_changed = tracker_.Note(overlapped);
+  out.load_class_changed = tracker_.Note(in_flight);
   out.load_class = tracker_.current();
   for (int c = 0; c < kLoadClassCount; ++c) {
     out.adopted[c] = adoptions_.For(static_cast<LoadClass>(c)) != nullptr;

@@ -2,8 +2,8 @@
 // in (load_class.h), and the settings adopted for it per class (adoption.h).
 //
 // The adoption in force for a graph is that of the class it is in now, else
-// the other class's (AdoptionSlots::InForce): the two live together because
-// the one decides which of the other applies.
+// the nearest class's (AdoptionSlots::InForce): they live together because
+// the class decides which adoption applies.
 //
 // Free of TensorFlow types. Thread-safety: thread-safe.
 #ifndef GRAPHI_TF_CC_TUNING_GRAPH_LOAD_H_
@@ -32,12 +32,17 @@ class GraphLoad {
   // Top-level steps in flight: Begin returns whether another one was
   // running and fills *epoch and *in_flight (the steps in flight, this one
   // included); End returns whether another step started while this one ran
-  // (so the two overlapped).
+  // (so the two overlapped) and fills *in_flight (the steps in flight just
+  // before it ended, this one included).
   bool BeginTopLevelStep(uint64_t* epoch, int* in_flight);
-  bool EndTopLevelStep(uint64_t epoch);
-  // Counts a finished top-level step toward the load class (`overlapped`:
-  // EndTopLevelStep's answer, or BeginTopLevelStep's).
-  TopLevelStepEnd NoteTopLevelStepEnd(bool overlapped) GRAPHI_LOCKS_EXCLUDED(mu_);
+  bool EndTopLevelStep(uint64_t epoch, int* in_flight);
+  // The steps in flight a finished step counts toward the load class: the
+  // more of Begin's and End's figures, and 2 at least when it overlapped
+  // (another step came and went while it ran).
+  static int StepInFlight(int at_begin, int at_end, bool overlapped);
+  // Counts a finished top-level step toward the load class (`in_flight`:
+  // StepInFlight's answer).
+  TopLevelStepEnd NoteTopLevelStepEnd(int in_flight) GRAPHI_LOCKS_EXCLUDED(mu_);
   LoadClass load_class() const GRAPHI_LOCKS_EXCLUDED(mu_);
 
   // Records `adoption` for its load class.

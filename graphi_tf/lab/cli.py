@@ -183,10 +183,17 @@ def _cache_clear(cache: Any, directory: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-_LOAD_CLASS_TEXT = {
-    "alone": "alone (tuned one step at a time)",
-    "under_load": "under_load (tuned with steps overlapping: concurrent requests)",
-}
+_LOAD_IN_FLIGHT = {"2": "2", "4": "3-5", "8": "6-11", "16": "12-22", "32": "23-45", "64": "46 or more"}
+
+
+def _load_class_text(load_class: str) -> str:
+    """``cache show``'s line for a load class: its name and what it was tuned under."""
+    if load_class == "alone":
+        return "alone (tuned one step at a time)"
+    level = load_class.rpartition("_")[2]
+    if load_class.startswith("under_load_") and level in _LOAD_IN_FLIGHT:
+        return f"{load_class} (tuned with {_LOAD_IN_FLIGHT[level]} steps in flight: concurrent requests)"
+    return load_class
 
 
 def _format_entry(entry: Any, path: Any) -> str:
@@ -204,9 +211,9 @@ def _format_entry(entry: Any, path: Any) -> str:
         ("path", str(path)),
         ("signature", entry.signature),
         ("setting", f"{_decision.setting_label(setting_of(s))} {s['policy']}".strip()),
-        ("load", _LOAD_CLASS_TEXT.get(entry.load_class, entry.load_class)),
+        ("load", _load_class_text(entry.load_class)),
         ("median", f"{entry.median_step_ms:.3f} ms per "
-                   f"{'request' if entry.load_class == 'under_load' else 'step'}"),
+                   f"{'step' if entry.load_class == 'alone' else 'request'}"),
         ("created", _format_created(entry.created_unix)),
         ("versions", f"TensorFlow {entry.tf_version}, graphi_tf {entry.graphi_tf_version}"),
         ("machine", f"{m['cpu_model']}, {m['usable_cores']} usable cores, {len(tiles)} tiles of "

@@ -55,36 +55,51 @@ TEST(AdoptionSlotsTest, EachLoadClassKeepsItsOwnAdoption) {
   AdoptionSlots slots;
   Adoption alone = AdoptionOf(1, 1, kCache);
   Adoption loaded = AdoptionOf(2, 1, kAutotuned);
-  loaded.load_class = LoadClass::kUnderLoad;
+  loaded.load_class = LoadClass::kUnderLoad4;
   slots.Set(alone);
   slots.Set(loaded);
   ASSERT_NE(slots.For(LoadClass::kAlone), nullptr);
-  ASSERT_NE(slots.For(LoadClass::kUnderLoad), nullptr);
+  ASSERT_NE(slots.For(LoadClass::kUnderLoad4), nullptr);
   EXPECT_EQ(slots.For(LoadClass::kAlone)->setting.executors, 1);
-  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->setting.executors, 2);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad4)->setting.executors, 2);
 }
 
-TEST(AdoptionSlotsTest, AClassWithoutItsOwnAdoptionRunsWithTheOtherClasss) {
+TEST(AdoptionSlotsTest, AClassWithoutItsOwnAdoptionRunsWithAnotherClasss) {
   AdoptionSlots slots;
   EXPECT_TRUE(slots.empty());
   EXPECT_EQ(slots.InForce(LoadClass::kAlone), nullptr);
   slots.Set(AdoptionOf(1, 2, kTuned));
   EXPECT_FALSE(slots.empty());
-  EXPECT_EQ(slots.For(LoadClass::kUnderLoad), nullptr);
-  ASSERT_NE(slots.InForce(LoadClass::kUnderLoad), nullptr);
-  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad)->source, kTuned);
+  EXPECT_EQ(slots.For(LoadClass::kUnderLoad4), nullptr);
+  ASSERT_NE(slots.InForce(LoadClass::kUnderLoad4), nullptr);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad4)->source, kTuned);
 }
 
 TEST(AdoptionSlotsTest, ALaterAdoptionReplacesOnlyItsOwnClass) {
   AdoptionSlots slots;
   slots.Set(AdoptionOf(1, 2, kCache));
   Adoption loaded = AdoptionOf(2, 1, kCache);
-  loaded.load_class = LoadClass::kUnderLoad;
+  loaded.load_class = LoadClass::kUnderLoad4;
   slots.Set(loaded);
   slots.Set(AdoptionOf(1, 1, kAutotuned));
   EXPECT_EQ(slots.For(LoadClass::kAlone)->setting.threads_per_executor, 1);
   EXPECT_EQ(slots.For(LoadClass::kAlone)->source, kAutotuned);
-  EXPECT_EQ(slots.For(LoadClass::kUnderLoad)->setting.executors, 2);
+  EXPECT_EQ(slots.For(LoadClass::kUnderLoad4)->setting.executors, 2);
+}
+
+TEST(AdoptionSlotsTest, AClassWithoutItsOwnAdoptionRunsWithTheNearestClasss) {
+  AdoptionSlots slots;
+  slots.Set(AdoptionOf(1, 2, kCache));  // alone
+  Adoption four = AdoptionOf(2, 1, kAutotuned);
+  four.load_class = LoadClass::kUnderLoad4;
+  slots.Set(four);
+  Adoption sixteen = AdoptionOf(1, 1, kAutotuned);
+  sixteen.load_class = LoadClass::kUnderLoad16;
+  slots.Set(sixteen);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad2)->load_class, LoadClass::kAlone);  // lighter of two
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad8)->load_class, LoadClass::kUnderLoad4);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad32)->load_class, LoadClass::kUnderLoad16);
+  EXPECT_EQ(slots.InForce(LoadClass::kUnderLoad64)->load_class, LoadClass::kUnderLoad16);
 }
 
 }  // namespace

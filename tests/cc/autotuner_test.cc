@@ -134,7 +134,7 @@ class Harness {
   // Fills in what the executor's GraphProfile would (the load class, the
   // adoptions) and hands the step to the autotuner.
   void Feed(StepSample* s) {
-    s->load_class = (trackers_[s->signature].Note(s->concurrent), trackers_[s->signature].current());
+    s->load_class = (trackers_[s->signature].Note(s->in_flight), trackers_[s->signature].current());
     for (int c = 0; c < kLoadClassCount; ++c) {
       s->adopted[c] = control_.HasAdopted(static_cast<LoadClass>(c), s->signature);
     }
@@ -600,9 +600,9 @@ TEST(AutotunerTest, AGraphDecidedOneStepAtATimeIsExploredUnderLoadWhenItsStepsKe
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
-  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad);
+  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
   EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // one per load class, both cached
 }
 
@@ -610,7 +610,7 @@ TEST(AutotunerTest, DecidingUnderLoadKeepsTheSettingForOneStepAtATime) {
   Harness h;
   h.Run(400, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
-  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad);
+  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad4);
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
 }
 
@@ -633,7 +633,7 @@ TEST(AutotunerTest, AFewOverlappingStepsDoNotStartAnotherExploration) {
     h.Run(5, Fixed);
   }
   EXPECT_EQ(h.control_.visits.size(), visits);
-  EXPECT_FALSE(h.control_.HasAdopted(LoadClass::kUnderLoad));
+  EXPECT_FALSE(h.control_.HasAdopted(LoadClass::kUnderLoad2));
 }
 
 TEST(AutotunerTest, AGraphStartedFromACachedSettingIsExploredWhenItsStepsKeepOverlapping) {
@@ -645,14 +645,14 @@ TEST(AutotunerTest, AGraphStartedFromACachedSettingIsExploredWhenItsStepsKeepOve
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
 }
 
 TEST(AutotunerTest, AGraphWithCachedSettingsForBothLoadsIsNeverExplored) {
   Harness h;
   h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};
-  h.control_.adopted["main"][LoadClass::kUnderLoad] = {1, 1};
+  h.control_.adopted["main"][LoadClass::kUnderLoad4] = {1, 1};
   h.Run(100, Fixed);
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
   h.Run(100, Fixed);
@@ -663,15 +663,65 @@ TEST(AutotunerTest, AGraphStartedUnderLoadIsExploredOneStepAtATimeWhenTheLoadGoe
   Harness h;
   Harness::now_ns += 1000 * kMs;  // room for the first requests' start times
   h.RunUnderLoad(3000, 4, UnderLoadOneByTwoIsSlow);
-  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad);
-  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad4);
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
   h.Run(600, Fixed);
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_class, LoadClass::kAlone);
   EXPECT_EQ(st.load_clients, 0);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), (Setting{1, 2}));
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
+}
+
+// The default and 1x2 tie under 4 clients; under 8, 1x1 serves the most.
+double EightClientsFavourOneByOne(const Setting& l) {
+  return l == Setting{1, 1} ? 2.0 : 2.5;
+}
+
+TEST(AutotunerTest, AGraphDecidedUnderFourClientsIsExploredAgainUnderEight) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;
+  h.RunUnderLoad(3000, 4, [](const Setting&) { return 2.5; });
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
+  h.RunUnderLoad(3000, 8, EightClientsFavourOneByOne);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad8);
+  EXPECT_EQ(st.load_clients, 8);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad8), (Setting{1, 1}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
+  EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // one per level, both cached
+}
+
+TEST(AutotunerTest, AGraphWhoseStepsBeginToOverlapWaitsForItsLevelBeforeExploring) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;
+  // Settled, but the class still says alone while the steps overlap.
+  h.RunUnderLoad(LoadClassTracker::kDefaultStepsToSwitch - 1, 4, EightClientsFavourOneByOne);
+  EXPECT_TRUE(h.control_.visits.empty());
+  EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
+  h.RunUnderLoad(2, 4, EightClientsFavourOneByOne);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.state, AutotuneState::kExploring);
+  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad4);
+}
+
+TEST(AutotunerTest, AnExplorationWhoseLoadChangesLevelStartsOverAtTheNewLevel) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;
+  h.RunUnderLoad(40, 4, [](const Setting&) { return 2.5; });
+  ASSERT_EQ(h.Status().state, AutotuneState::kExploring);
+  ASSERT_EQ(h.Status().load_class, LoadClass::kUnderLoad4);
+  h.RunUnderLoad(3000, 8, EightClientsFavourOneByOne);
+  const AutotuneStatus st = h.Status();
+  EXPECT_EQ(st.load_class, LoadClass::kUnderLoad8);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad8), (Setting{1, 1}));
+  EXPECT_FALSE(h.control_.HasAdopted(LoadClass::kUnderLoad4));  // never decided
+  // Back at 4 clients, the level left undecided is explored.
+  h.RunUnderLoad(3000, 4, [](const Setting&) { return 2.5; });
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
 }
 
 TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainOneStepAtATime) {
@@ -707,7 +757,7 @@ TEST(AutotunerTest, UnderLoadKeepsTheDefaultWhenThroughputsAreEqual) {
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.load_clients, 4);
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault);
-  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad), FakeControl::kDefault);
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
 }
 
 TEST(AutotunerTest, ALargerGraphTakesOverAsTheMainGraph) {

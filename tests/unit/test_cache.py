@@ -416,10 +416,10 @@ def test_a_stock_point_entry_keeps_its_pool_sizes_and_reads_back(cache_env):
 
 def test_the_cache_keeps_a_stock_point_per_load_class_and_applies_each_with_its_pools(cache_env):
     cache.write_entry(stock_point_entry(created_unix=1.0))
-    cache.write_entry(stock_point_entry(load_class="under_load", inter=1, intra=2, created_unix=2.0))
+    cache.write_entry(stock_point_entry(load_class="under_load_4", inter=1, intra=2, created_unix=2.0))
     native = FakeNative()
     assert cache.apply_cached_entries(native) == 2
-    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load")]
+    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load_4")]
     assert [a[1:3] for a in native.adopted] == [(0, 0), (0, 0)]
     assert native.pools == [(2, 1), (1, 2)]
 
@@ -448,19 +448,19 @@ def test_apply_cached_entries_adopts_matching_entries_as_cache_oldest_first(cach
 
 def test_a_graph_has_one_entry_per_load_class_and_each_is_adopted_for_its_class(cache_env):
     alone = cache.write_entry(make_entry(executors=1, threads=1, created_unix=1.0))
-    loaded = cache.write_entry(make_entry(executors=2, threads=1, created_unix=2.0, load_class="under_load"))
+    loaded = cache.write_entry(make_entry(executors=2, threads=1, created_unix=2.0, load_class="under_load_4"))
     assert alone != loaded and alone.exists() and loaded.exists()
-    assert cache.read_entry(loaded).load_class == "under_load"
+    assert cache.read_entry(loaded).load_class == "under_load_4"
     native = FakeNative()
     assert cache.apply_cached_entries(native) == 2
-    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load")]
+    assert native.load_classes == [("0123456789abcdef", "alone"), ("0123456789abcdef", "under_load_4")]
     assert [a[1:3] for a in native.adopted] == [(1, 1), (2, 1)]
 
 
 def test_an_alone_entrys_key_is_the_key_entries_had_before_load_classes():
     before = cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT)
     assert cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT, "alone") == before
-    assert cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT, "under_load") != before
+    assert cache.entry_key("0123456789abcdef", "2.21.0", "0.1.0", FINGERPRINT, "under_load_4") != before
 
 
 def test_an_entry_file_without_a_load_class_reads_as_alone(cache_env):
@@ -481,8 +481,20 @@ def test_an_entry_with_an_unknown_load_class_is_reported_and_ignored(cache_env):
     assert native.adopted == []
 
 
+def test_an_entry_tuned_under_load_before_load_levels_is_reported_and_ignored(cache_env):
+    data = make_entry(load_class="under_load_4").to_dict()
+    data["load_class"] = "under_load"
+    _write_raw(cache_env, data["key"] + ".json", json.dumps(data))
+    native = FakeNative()
+    with pytest.warns(cache.GraphiCacheWarning, match="'under_load', written before load levels"):
+        assert cache.apply_cached_entries(native) == 0
+    assert native.adopted == []
+
+
 def test_an_unknown_load_class_names_the_allowed_ones():
-    with pytest.raises(ValueError, match="load_class='busy' is invalid; allowed: alone, under_load"):
+    with pytest.raises(ValueError, match="load_class='busy' is invalid; allowed: alone, under_load_2, "
+                                         "under_load_4, under_load_8, under_load_16, under_load_32, "
+                                         "under_load_64"):
         make_entry(load_class="busy")
 
 

@@ -139,12 +139,12 @@ def test_cache_list_reports_a_corrupt_entry_on_stderr_and_lists_the_others(cache
 
 
 def test_cache_show_says_an_under_load_entrys_median_is_per_request(cache_dir):
-    entry = _entry("00000000000000aa", load_class="under_load")
+    entry = _entry("00000000000000aa", load_class="under_load_8")
     cache.write_entry(entry, cache_dir)
     proc = graphi_cli(cache_dir, "cache", "show", entry.key[:8])
     assert proc.returncode == 0, proc.stderr[-2000:]
     field = {line.split()[0]: line.split(None, 1)[1] for line in proc.stdout.splitlines()[:12] if line.strip()}
-    assert field["load"].startswith("under_load (tuned with steps overlapping")
+    assert field["load"].startswith("under_load_8 (tuned with 6-11 steps in flight")
     assert field["median"] == "12.500 ms per request"
 
 
