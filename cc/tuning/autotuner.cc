@@ -78,7 +78,8 @@ void Autotuner::OnStep(const StepSample& s) {
   if (exploring) {
     // Another graph is being explored; a larger one that has settled takes
     // over (the main graph is the largest that runs).
-    const bool any_adoption = s.adopted[0] || s.adopted[1];
+    const bool any_adoption =
+        std::any_of(s.adopted.begin(), s.adopted.end(), [](bool adopted) { return adopted; });
     if (track.ok_steps >= options_.settle_steps && !any_adoption &&
         s.node_count > tracks_[target_].node_count) {
       AbandonLocked("a larger graph started running");

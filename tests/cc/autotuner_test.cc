@@ -774,6 +774,15 @@ TEST(AutotunerTest, ALargerGraphTakesOverAsTheMainGraph) {
   EXPECT_EQ(h.Status("other_small").state, AutotuneState::kSkipped);
 }
 
+TEST(AutotunerTest, ALargerGraphWithACachedSettingForAnyLoadDoesNotTakeOver) {
+  Harness h;
+  h.control_.adopted["large"][LoadClass::kUnderLoad8] = {1, 1};  // cached for 8 clients
+  h.Run(10, Fixed, "small", 10);
+  ASSERT_TRUE(h.control_.exploring);
+  h.Run(3, Fixed, "large", 1000);
+  EXPECT_EQ(h.Status("small").state, AutotuneState::kExploring);
+}
+
 TEST(AutotunerTest, IgnoresAStepThatStartedBeforeTheLayoutChanged) {
   Harness h;
   h.Run(3, Fixed);
