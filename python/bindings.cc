@@ -254,7 +254,7 @@ py::list GraphsToList() {
     d["steps_on_stock_executor"] = profile->stock_executor_steps();
     d["timing_stride"] = profile->timing_stride();
     d["costs_known"] = profile->costs().costs_known();
-    // "alone" or "under_load": whose adopted setting the graph follows now.
+    // "alone" or "under_load_<N>" (load_class.h): whose adopted setting the graph follows now.
     d["load_class"] = std::string(graphi::LoadClassName(profile->load().load_class()));
     if (resolved) {
       d["stock_pools"] = in_force.setting.stock;
@@ -465,7 +465,8 @@ void DefineTuning(py::module_& m) {
         py::arg("node_costs_ns"), py::arg("node_names"), py::arg("load_class") = "alone",
         py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
         "Records a cached or tuned setting (and costs) for a graph signature and load class "
-        "(alone: one step at a time; under_load: overlapping steps). A stock point: 0 x 0 "
+        "(alone: one step at a time; under_load_2 ... under_load_64: that level of steps in "
+        "flight, cc/tuning/load_class.h). A stock point: 0 x 0 "
         "with its inter_op_threads and intra_op_threads.");
   m.def("clear_adoptions", []() {
     graphi::ProcessAutotuner().Reset();

@@ -58,7 +58,7 @@ bool GraphRegistry::Adopt(const std::string& signature, const Adoption& adoption
   bool applied = false;
   if (profile != nullptr) {
     applied = profile->ApplyAdoption(adoption);
-    // Another class's adoption stays in force while the graph is in it.
+    // Another class's adoption stays in force while the graph is in that class.
     Adoption in_force;
     if (profile->load().InForce(&in_force) && in_force.load_class == adoption.load_class) {
       Forward(*profile, adoption, /*newly_adopted=*/true);
