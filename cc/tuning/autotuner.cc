@@ -15,6 +15,15 @@ int64_t StepsLasting(int64_t target_ns, int64_t step_ns) {
   return (target_ns + step_ns - 1) / step_ns;
 }
 
+// Removes the settings of `drop` from `live`, keeping the others' order.
+void RemoveSettings(const std::vector<Setting>& drop, std::vector<Setting>* live) {
+  live->erase(std::remove_if(live->begin(), live->end(),
+                             [&drop](const Setting& setting) {
+                               return std::find(drop.begin(), drop.end(), setting) != drop.end();
+                             }),
+              live->end());
+}
+
 }  // namespace
 
 const char* AutotuneStateName(AutotuneState state) {
@@ -403,28 +412,17 @@ void Autotuner::RunoffOrDecideLocked(Track* track) {
 }
 
 void Autotuner::ScreenOutLocked(Track* track) {
-  const std::vector<Setting> drop =
-      SettingsToScreenOut(track->status.screening_medians_ns, live_, options_.default_setting);
-  std::vector<Setting> keep;
-  for (const Setting& setting : live_) {
-    if (std::find(drop.begin(), drop.end(), setting) == drop.end()) keep.push_back(setting);
-  }
-  live_ = keep;
+  RemoveSettings(
+      SettingsToScreenOut(track->status.screening_medians_ns, live_, options_.default_setting),
+      &live_);
 }
 
 void Autotuner::EliminateLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const std::vector<Setting> drop =
       SettingsToEliminate(st.round_medians_ns, live_, options_.default_setting);
-  std::vector<Setting> keep;
-  for (const Setting& setting : live_) {
-    if (std::find(drop.begin(), drop.end(), setting) != drop.end()) {
-      st.eliminated_after_round[setting] = round_;
-    } else {
-      keep.push_back(setting);
-    }
-  }
-  live_ = keep;
+  for (const Setting& setting : drop) st.eliminated_after_round[setting] = round_;
+  RemoveSettings(drop, &live_);
 }
 
 void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
