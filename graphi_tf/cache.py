@@ -170,7 +170,16 @@ def _canonical_fingerprint(fingerprint: Mapping[str, Any]) -> dict:
 # time, or a level of steps in flight (concurrent requests), named by the power of two
 # it holds: 2, 3-5 ("under_load_4"), 6-11, 12-22, 23-45, 46 or more ("under_load_64").
 LOAD_ALONE = "alone"
-LOAD_UNDER_LOAD_LEVELS = tuple(f"under_load_{2 ** k}" for k in range(1, 7))
+LOAD_LEVEL_IN_FLIGHT = {
+    "under_load_2": "2",
+    "under_load_4": "3-5",
+    "under_load_8": "6-11",
+    "under_load_16": "12-22",
+    "under_load_32": "23-45",
+    "under_load_64": "46 or more",
+}
+"""The steps in flight each level under load holds (``LoadClassOf`` in load_class.cc)."""
+LOAD_UNDER_LOAD_LEVELS = tuple(LOAD_LEVEL_IN_FLIGHT)
 LOAD_CLASSES = (LOAD_ALONE, *LOAD_UNDER_LOAD_LEVELS)
 
 

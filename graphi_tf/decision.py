@@ -23,7 +23,8 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
    ``settings_to_eliminate``).
 5. Screening (the online autotuner only): before the rounds, every setting is visited once,
    briefly; one more than ``SCREEN_OUT_RATIO`` x the default there is not timed in the
-   rounds (never all of them: the closest stays). Those visits are a setting's first (cold), so they are not among the rounds.
+   rounds (never all of them: the closest stays). Those visits are a setting's first
+   (cold), so they are not among the rounds.
 6. Runoff (the online autotuner only): when the rounds adopt nothing but a setting's median
    is below ``RUNOFF_BELOW_RATIO``, it and the default are timed again in 4 rounds of
    visits as long as the rounds', and the rule decides from those runoff rounds alone.

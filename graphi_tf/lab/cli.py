@@ -183,16 +183,15 @@ def _cache_clear(cache: Any, directory: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-_LOAD_IN_FLIGHT = {"2": "2", "4": "3-5", "8": "6-11", "16": "12-22", "32": "23-45", "64": "46 or more"}
-
-
 def _load_class_text(load_class: str) -> str:
     """``cache show``'s line for a load class: its name and what it was tuned under."""
+    from graphi_tf.cache import LOAD_LEVEL_IN_FLIGHT
+
     if load_class == "alone":
         return "alone (tuned one step at a time)"
-    level = load_class.rpartition("_")[2]
-    if load_class.startswith("under_load_") and level in _LOAD_IN_FLIGHT:
-        return f"{load_class} (tuned with {_LOAD_IN_FLIGHT[level]} steps in flight: concurrent requests)"
+    if load_class in LOAD_LEVEL_IN_FLIGHT:
+        in_flight = LOAD_LEVEL_IN_FLIGHT[load_class]
+        return f"{load_class} (tuned with {in_flight} steps in flight: concurrent requests)"
     return load_class
 
 
