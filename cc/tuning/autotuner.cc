@@ -1,6 +1,8 @@
 #include "cc/tuning/autotuner.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "cc/util/check.h"
@@ -64,7 +66,7 @@ void Autotuner::OnStep(const StepSample& s) {
   if (exploring && s.signature == target_) {
     if (control_->ExplicitLayout()) {
       AbandonLocked("an explicit setting (configure() or the environment) took over");
-    } else if (!AbandonIfTheLoadChangedLocked(&track, s) && s.ok) {
+    } else if (!PauseIfTheLoadChangedLocked(&track, s) && s.ok) {
       RecordLocked(&track, s);
     }
     return;
@@ -113,27 +115,41 @@ bool Autotuner::StepAgreesWithItsClass(const StepSample& s) {
   return LoadClassOf(s.in_flight) == s.load_class;
 }
 
-bool Autotuner::AbandonIfTheLoadChangedLocked(Track* track, const StepSample& s) {
-  AutotuneStatus& st = track->status;
-  const LoadClass explored = st.load_class;
+bool Autotuner::PauseIfTheLoadChangedLocked(Track* track, const StepSample& s) {
+  const LoadClass explored = track->status.load_class;
   if (!IsUnderLoad(explored)) {
-    // Latencies say nothing about a layout once requests overlap: abandon
-    // at once (the tracker follows only after 16 steps).
+    // Latencies say nothing about a layout once requests overlap: pause at
+    // once (the tracker follows only after 16 steps).
     if (!s.concurrent) return false;
-    AbandonLocked("steps began to overlap");
+    PauseLocked(track, "steps began to overlap");
   } else {
     // Under load, a level is left when the tracker says so, not at the
     // first step with a client between requests.
     if (s.load_class == explored) return false;
-    AbandonLocked(std::string("the load moved to ") + LoadClassName(s.load_class));
+    PauseLocked(track, std::string("the load moved to ") + LoadClassName(s.load_class));
   }
-  // The class was not decided: it may be explored when the load comes back;
-  // the graph waits for its new class to hold.
-  track->explored[static_cast<int>(explored)] = false;
-  st = AutotuneStatus();
-  st.reason = std::string("the load left ") + LoadClassName(explored) +
-              ": to be explored again in the class it settles in";
   return true;
+}
+
+void Autotuner::PauseLocked(Track* track, const std::string& why) {
+  GRAPHI_DCHECK(!target_.empty() && track->status.state == AutotuneState::kExploring);
+  AutotuneStatus& st = track->status;
+  const LoadClass load_class = st.load_class;
+  const int c = static_cast<int>(load_class);
+  Paused& paused = track->paused[c].emplace();
+  paused.status = st;
+  paused.progress = progress_;
+  paused.explored_ns = Now() - exploration_start_ns_;
+  target_.clear();
+  control_->StopExploring();
+  // Not decided: due again when the load comes back, from where it stopped.
+  // The graph waits for the class it settles in.
+  track->explored[c] = false;
+  const std::string visits = std::to_string(st.visits_done) + "/" + std::to_string(st.visits_planned);
+  st = AutotuneStatus();
+  st.load_class = load_class;
+  st.reason = std::string("exploring ") + LoadClassName(load_class) + " paused after " + visits +
+              " visits (" + why + "): it resumes when the load comes back";
 }
 
 bool Autotuner::DueForClassExplorationLocked(Track* track, const StepSample& s) {
@@ -157,6 +173,10 @@ bool Autotuner::DueForExplorationLocked(Track* track, const StepSample& s, LoadC
     st.reason = reason;
     return false;
   };
+  if (const auto& decided = track->decided[static_cast<int>(load_class)]; decided.has_value()) {
+    st = *decided;  // back in a class decided here: its decision is in force
+    return false;
+  }
   if (s.adopted[static_cast<int>(load_class)]) {
     track->skipped_for_adoption = true;
     st.load_class = load_class;
@@ -236,28 +256,39 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
 void Autotuner::MaybeStartLocked(const std::string& signature, Track* track,
                                  const StepSample& s, LoadClass load_class) {
   if (!DueForExplorationLocked(track, s, load_class)) return;
-  track->explored[static_cast<int>(load_class)] = true;
+  const int c = static_cast<int>(load_class);
+  track->explored[c] = true;
   track->skipped_for_adoption = false;
-  PlanVisits(track, load_class);
   AutotuneStatus& st = track->status;
+  int64_t explored_ns = 0;
+  std::optional<Paused>& paused = track->paused[c];
+  const bool resumed = paused.has_value();
+  if (resumed) {
+    // Resumed with the visit it was in, which starts over.
+    st = std::move(paused->status);
+    progress_ = std::move(paused->progress);
+    explored_ns = paused->explored_ns;
+    paused.reset();
+  } else {
+    PlanVisits(track, load_class);
+    progress_ = Progress();
+    progress_.live = st.order;
+    progress_.round_order = progress_.live;
+  }
   st.state = AutotuneState::kExploring;
   st.reason = st.load_clients > 0
                   ? "exploring under load (" + std::to_string(st.load_clients) +
                         " steps in flight): each layout judged by its throughput"
                   : "exploring";
+  if (resumed) st.reason += " (resumed)";
   target_ = signature;
-  live_ = st.order;
-  stage_ = Stage::kScreening;
-  round_ = 0;
-  round_order_ = live_;
-  visit_index_ = 0;
-  exploration_start_ns_ = Now();
+  exploration_start_ns_ = Now() - explored_ns;  // exploration_wall_ns counts both spells
   StartVisitLocked(track);
 }
 
 void Autotuner::StartVisitLocked(Track* track) {
-  GRAPHI_DCHECK(!target_.empty() && visit_index_ < round_order_.size());
-  const Setting& setting = round_order_[visit_index_];
+  GRAPHI_DCHECK(!target_.empty() && progress_.visit_index < progress_.round_order.size());
+  const Setting& setting = progress_.round_order[progress_.visit_index];
   track->status.current = setting;
   control_->Explore(setting);
   visit_start_ns_ = Now();
@@ -295,7 +326,7 @@ void Autotuner::RecordLocked(Track* track, const StepSample& s) {
 }
 
 int Autotuner::TimedThisVisitLocked(const AutotuneStatus& st) const {
-  switch (stage_) {
+  switch (progress_.stage) {
     case Stage::kScreening:
       return st.screening_timed_per_visit;
     case Stage::kRounds:
@@ -325,45 +356,45 @@ void Autotuner::RecordUnderLoadLocked(Track* track, const StepSample& s) {
 void Autotuner::FinishVisitLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const double median = MedianOf(visit_timed_ns_);
-  switch (stage_) {
+  switch (progress_.stage) {
     case Stage::kScreening:
       st.screening_medians_ns[st.current] = median;
       break;
     case Stage::kRounds:
-      st.round_medians_ns[round_][st.current] = median;
+      st.round_medians_ns[progress_.round][st.current] = median;
       break;
     case Stage::kRunoff:
-      st.runoff_medians_ns[round_][st.current] = median;
+      st.runoff_medians_ns[progress_.round][st.current] = median;
       break;
   }
   if (st.current == options_.default_setting && st.load_clients == 0) {
     st.reference_step_ns = static_cast<int64_t>(median);
   }
   ++st.visits_done;
-  if (++visit_index_ < round_order_.size()) {
+  if (++progress_.visit_index < progress_.round_order.size()) {
     StartVisitLocked(track);
     return;
   }
-  switch (stage_) {
+  switch (progress_.stage) {
     case Stage::kScreening:
       ScreenOutLocked(track);
-      stage_ = Stage::kRounds;
+      progress_.stage = Stage::kRounds;
       NextRoundLocked(track);
       return;
     case Stage::kRounds:
       EliminateLocked(track);
-      ++round_;
+      ++progress_.round;
       NextRoundLocked(track);
       return;
     case Stage::kRunoff:
-      if (++round_ >= options_.runoff_rounds) {
+      if (++progress_.round >= options_.runoff_rounds) {
         // The runoff's rounds decide (RunoffCandidate, tuning_decision.h).
         DecideLocked(track, DecideSetting(st.runoff_medians_ns, options_.default_setting, st.order,
                                           st.screening_medians_ns));
         return;
       }
       st.runoff_medians_ns.emplace_back();
-      StartRoundLocked(track, round_);
+      StartRoundLocked(track, progress_.round);
       return;
   }
 }
@@ -371,22 +402,22 @@ void Autotuner::FinishVisitLocked(Track* track) {
 void Autotuner::NextRoundLocked(Track* track) {
   AutotuneStatus& st = track->status;
   // Visits left: the remaining rounds of the live settings.
-  st.visits_planned = st.visits_done + (st.rounds - round_) * static_cast<int>(live_.size());
-  if (round_ >= st.rounds || live_.size() < 2) {
+  st.visits_planned = st.visits_done + (st.rounds - progress_.round) * static_cast<int>(progress_.live.size());
+  if (progress_.round >= st.rounds || progress_.live.size() < 2) {
     RunoffOrDecideLocked(track);
     return;
   }
   st.round_medians_ns.emplace_back();
   // Rotated once per round, the screening round counted, so that the
   // setting that ended a round does not open the next one.
-  StartRoundLocked(track, round_ + 1);
+  StartRoundLocked(track, progress_.round + 1);
 }
 
 void Autotuner::StartRoundLocked(Track* track, int rotation) {
-  round_order_ = live_;
-  std::rotate(round_order_.begin(), round_order_.begin() + (rotation % round_order_.size()),
-              round_order_.end());
-  visit_index_ = 0;
+  progress_.round_order = progress_.live;
+  std::rotate(progress_.round_order.begin(), progress_.round_order.begin() + (rotation % progress_.round_order.size()),
+              progress_.round_order.end());
+  progress_.visit_index = 0;
   StartVisitLocked(track);
 }
 
@@ -402,9 +433,9 @@ void Autotuner::RunoffOrDecideLocked(Track* track) {
   }
   st.runoff = true;
   st.runoff_setting = close->setting;
-  live_ = {options_.default_setting, close->setting};
-  stage_ = Stage::kRunoff;
-  round_ = 0;
+  progress_.live = {options_.default_setting, close->setting};
+  progress_.stage = Stage::kRunoff;
+  progress_.round = 0;
   st.runoff_medians_ns.assign(1, {});
   st.visits_planned = st.visits_done + options_.runoff_rounds * 2;
   // The close setting opens the runoff; the order rotates every round.
@@ -413,16 +444,16 @@ void Autotuner::RunoffOrDecideLocked(Track* track) {
 
 void Autotuner::ScreenOutLocked(Track* track) {
   RemoveSettings(
-      SettingsToScreenOut(track->status.screening_medians_ns, live_, options_.default_setting),
-      &live_);
+      SettingsToScreenOut(track->status.screening_medians_ns, progress_.live, options_.default_setting),
+      &progress_.live);
 }
 
 void Autotuner::EliminateLocked(Track* track) {
   AutotuneStatus& st = track->status;
   const std::vector<Setting> drop =
-      SettingsToEliminate(st.round_medians_ns, live_, options_.default_setting);
-  for (const Setting& setting : drop) st.eliminated_after_round[setting] = round_;
-  RemoveSettings(drop, &live_);
+      SettingsToEliminate(st.round_medians_ns, progress_.live, options_.default_setting);
+  for (const Setting& setting : drop) st.eliminated_after_round[setting] = progress_.round;
+  RemoveSettings(drop, &progress_.live);
 }
 
 void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
@@ -432,6 +463,7 @@ void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
   st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;
   st.reason = st.decision.reason;
   st.exploration_wall_ns = Now() - exploration_start_ns_;
+  track->decided[static_cast<int>(st.load_class)] = st;
   const std::string signature = target_;
   target_.clear();
   // Adopted before exploring stops, so that no step in between resolves to

@@ -60,8 +60,11 @@
 // (LoadClassOf(in_flight) == load_class): a graph whose steps begin to
 // overlap waits for its level. A graph explored one step at a time whose
 // steps start to overlap is explored again, under load, once its level
-// holds; one explored under load whose level changes is explored again at
-// the new level. A graph decided for one class (here, or by a cached or
+// holds; one explored under load whose level changes is explored at the new
+// level. An exploration the load left is paused, not dropped: when the load
+// comes back to its class it resumes with the visit it was in (that visit
+// starts over), so a load that moves more often than an exploration lasts
+// still gets each class decided, and no class is explored twice. A graph decided for one class (here, or by a cached or
 // tuned setting) is explored for another class, once per process, when it
 // enters that class and no setting for it is cached. A setting from
 // graphi_tf.tune is for kAlone and is never explored again for that class.
@@ -85,6 +88,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -260,6 +264,25 @@ class Autotuner {
   void Reset() GRAPHI_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Where an exploration stands: in the screening round, in round `round` of
+  // the rounds, or in round `round` of the runoff; the settings still timed,
+  // the round's order and the visit of it in progress.
+  enum class Stage { kScreening, kRounds, kRunoff };
+  struct Progress {
+    Stage stage = Stage::kScreening;
+    int round = 0;
+    std::vector<Setting> live;
+    std::vector<Setting> round_order;
+    size_t visit_index = 0;
+  };
+  // An exploration the load left before it decided, set aside with what it
+  // had measured; it resumes, with the visit it was in, when the load comes
+  // back to its class.
+  struct Paused {
+    AutotuneStatus status;
+    Progress progress;
+    int64_t explored_ns = 0;  // time spent exploring before the pause
+  };
   struct Track {
     int node_count = 0;
     int ok_steps = 0;
@@ -274,6 +297,11 @@ class Autotuner {
     // Skipped because a setting was adopted for the class it started in;
     // such a graph (like a decided one) may be explored for another.
     bool skipped_for_adoption = false;
+    // Per load class: the exploration paused there (see Paused), and the
+    // status of the decision made there in this process, shown again when
+    // the graph comes back to the class.
+    std::array<std::optional<Paused>, kLoadClassCount> paused;
+    std::array<std::optional<AutotuneStatus>, kLoadClassCount> decided;
     AutotuneStatus status;
   };
 
@@ -285,11 +313,13 @@ class Autotuner {
   // Whether step `s` ran at the level of the class its graph is in (the
   // class has held long enough to be explored).
   static bool StepAgreesWithItsClass(const StepSample& s);
-  // While exploring `s`'s graph: abandons the exploration if the load left
-  // the class being explored (letting that class be explored again); returns
-  // whether it did.
-  bool AbandonIfTheLoadChangedLocked(Track* track, const StepSample& s)
+  // While exploring `s`'s graph: pauses the exploration if the load left
+  // the class being explored; returns whether it did.
+  bool PauseIfTheLoadChangedLocked(Track* track, const StepSample& s)
       GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the exploration in progress aside (Paused) and goes back to the
+  // default; `why` goes into the status.
+  void PauseLocked(Track* track, const std::string& why) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a graph decided for one class (here or by an adopted setting)
   // should now be explored for the class it is in; if so, resets its status
   // for that.
@@ -337,13 +367,7 @@ class Autotuner {
   CondVar decided_cv_;
   std::map<std::string, Track> tracks_ GRAPHI_GUARDED_BY(mu_);
   std::string target_ GRAPHI_GUARDED_BY(mu_);  // empty: not exploring
-  // The visit in progress (target_ non-empty): in the screening round, in
-  // round round_ of the rounds, or in round round_ of the runoff.
-  enum class Stage { kScreening, kRounds, kRunoff };
-  Stage stage_ GRAPHI_GUARDED_BY(mu_) = Stage::kScreening;
-  int round_ GRAPHI_GUARDED_BY(mu_) = 0;
-  std::vector<Setting> round_order_ GRAPHI_GUARDED_BY(mu_);
-  size_t visit_index_ GRAPHI_GUARDED_BY(mu_) = 0;
+  Progress progress_ GRAPHI_GUARDED_BY(mu_);  // target_'s exploration
   int64_t visit_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   // Under load: the end of the visit's last discarded completion. One step
   // at a time: the end of the visit's previous step (at first, the visit's
@@ -351,7 +375,6 @@ class Autotuner {
   int64_t visit_mark_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   int visit_steps_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<double> visit_timed_ns_ GRAPHI_GUARDED_BY(mu_);
-  std::vector<Setting> live_ GRAPHI_GUARDED_BY(mu_);
   int64_t exploration_start_ns_ GRAPHI_GUARDED_BY(mu_) = 0;
   std::vector<AutotuneResult> decisions_ GRAPHI_GUARDED_BY(mu_);
 };

@@ -724,6 +724,70 @@ TEST(AutotunerTest, AnExplorationWhoseLoadChangesLevelStartsOverAtTheNewLevel) {
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), FakeControl::kDefault);
 }
 
+TEST(AutotunerTest, AnExplorationTheLoadLeftResumesWithTheVisitItWasInWhenTheLoadComesBack) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;
+  h.RunUnderLoad(60, 4, [](const Setting&) { return 2.5; });
+  // 8 clients: the exploration of 4 goes on until the class follows the load.
+  AutotuneStatus before = h.Status();
+  while (h.Status().state == AutotuneState::kExploring) {
+    before = h.Status();
+    h.RunUnderLoad(1, 8, EightClientsFavourOneByOne);
+  }
+  ASSERT_EQ(before.load_class, LoadClass::kUnderLoad4);
+  ASSERT_GT(before.visits_done, 0);
+  EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
+  EXPECT_NE(h.Status().reason.find("paused"), std::string::npos) << h.Status().reason;
+  h.RunUnderLoad(3000, 8, EightClientsFavourOneByOne);
+  ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad8), (Setting{1, 1}));
+  // Back at 4 clients: once the class holds again, the same visit, of the
+  // same plan, with the visits done before counted.
+  h.RunUnderLoad(LoadClassTracker::kDefaultStepsToSwitch + 1, 4, [](const Setting&) { return 2.5; });
+  const AutotuneStatus resumed = h.Status();
+  EXPECT_EQ(resumed.state, AutotuneState::kExploring);
+  EXPECT_EQ(resumed.load_class, LoadClass::kUnderLoad4);
+  EXPECT_EQ(resumed.visits_done, before.visits_done);
+  EXPECT_EQ(resumed.visits_planned, before.visits_planned);
+  EXPECT_EQ(resumed.current, before.current);
+  EXPECT_EQ(resumed.screening_medians_ns, before.screening_medians_ns);
+  h.RunUnderLoad(3000, 4, [](const Setting&) { return 2.5; });
+  const AutotuneStatus decided = h.Status();
+  EXPECT_EQ(decided.state, AutotuneState::kKeptDefault);
+  EXPECT_EQ(decided.load_class, LoadClass::kUnderLoad4);
+  // Every planned visit ran once: none of the first spell's was repeated.
+  EXPECT_EQ(decided.visits_done, decided.visits_planned);
+}
+
+TEST(AutotunerTest, ALoadThatMovesMoreOftenThanAnExplorationLastsStillGetsItsClassDecided) {
+  Harness h;
+  Harness::now_ns += 1000 * kMs;
+  // Spells of 4 clients too short for a whole exploration, between spells
+  // of 8 (decided in the first).
+  for (int spell = 0; spell < 20 && !h.control_.HasAdopted(LoadClass::kUnderLoad4); ++spell) {
+    h.RunUnderLoad(60, 4, EightClientsFavourOneByOne);
+    h.RunUnderLoad(spell == 0 ? 3000 : 60, 8, EightClientsFavourOneByOne);
+  }
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad4), (Setting{1, 1}));
+  EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad8), (Setting{1, 1}));
+  EXPECT_EQ(h.tuner_.TakeDecisions().size(), 2u);  // each level decided once
+}
+
+TEST(AutotunerTest, AGraphBackInAClassDecidedInThisProcessShowsThatDecision) {
+  Harness h;
+  h.Run(400, Fixed);
+  const AutotuneStatus alone = h.Status();
+  ASSERT_EQ(alone.state, AutotuneState::kAdopted);
+  ASSERT_EQ(alone.chosen, (Setting{1, 2}));
+  h.RunUnderLoad(60, 4, UnderLoadOneByTwoIsSlow);
+  ASSERT_EQ(h.Status().state, AutotuneState::kExploring);  // paused by the next steps
+  h.Run(100, Fixed);
+  const AutotuneStatus back = h.Status();
+  EXPECT_EQ(back.state, AutotuneState::kAdopted);
+  EXPECT_EQ(back.load_class, LoadClass::kAlone);
+  EXPECT_EQ(back.chosen, (Setting{1, 2}));
+  EXPECT_EQ(back.reason, alone.reason);
+}
+
 TEST(AutotunerTest, ASettingFromTuneIsNotExploredAgainOneStepAtATime) {
   Harness h;
   h.control_.adopted["main"][LoadClass::kAlone] = {1, 2};  // tune() measures one step at a time
