@@ -145,7 +145,8 @@ void Autotuner::PauseLocked(Track* track, const std::string& why) {
   // Not decided: due again when the load comes back, from where it stopped.
   // The graph waits for the class it settles in.
   track->explored[c] = false;
-  const std::string visits = std::to_string(st.visits_done) + "/" + std::to_string(st.visits_planned);
+  const std::string visits =
+      std::to_string(st.visits_done) + "/" + std::to_string(st.visits_planned);
   st = AutotuneStatus();
   st.load_class = load_class;
   st.reason = std::string("exploring ") + LoadClassName(load_class) + " paused after " + visits +
@@ -402,7 +403,8 @@ void Autotuner::FinishVisitLocked(Track* track) {
 void Autotuner::NextRoundLocked(Track* track) {
   AutotuneStatus& st = track->status;
   // Visits left: the remaining rounds of the live settings.
-  st.visits_planned = st.visits_done + (st.rounds - progress_.round) * static_cast<int>(progress_.live.size());
+  st.visits_planned =
+      st.visits_done + (st.rounds - progress_.round) * static_cast<int>(progress_.live.size());
   if (progress_.round >= st.rounds || progress_.live.size() < 2) {
     RunoffOrDecideLocked(track);
     return;
@@ -415,8 +417,8 @@ void Autotuner::NextRoundLocked(Track* track) {
 
 void Autotuner::StartRoundLocked(Track* track, int rotation) {
   progress_.round_order = progress_.live;
-  std::rotate(progress_.round_order.begin(), progress_.round_order.begin() + (rotation % progress_.round_order.size()),
-              progress_.round_order.end());
+  std::vector<Setting>& order = progress_.round_order;
+  std::rotate(order.begin(), order.begin() + (rotation % order.size()), order.end());
   progress_.visit_index = 0;
   StartVisitLocked(track);
 }
@@ -444,7 +446,8 @@ void Autotuner::RunoffOrDecideLocked(Track* track) {
 
 void Autotuner::ScreenOutLocked(Track* track) {
   RemoveSettings(
-      SettingsToScreenOut(track->status.screening_medians_ns, progress_.live, options_.default_setting),
+      SettingsToScreenOut(track->status.screening_medians_ns, progress_.live,
+                          options_.default_setting),
       &progress_.live);
 }
 

@@ -64,9 +64,10 @@
 // level. An exploration the load left is paused, not dropped: when the load
 // comes back to its class it resumes with the visit it was in (that visit
 // starts over), so a load that moves more often than an exploration lasts
-// still gets each class decided, and no class is explored twice. A graph decided for one class (here, or by a cached or
-// tuned setting) is explored for another class, once per process, when it
-// enters that class and no setting for it is cached. A setting from
+// still gets each class decided, and no class is explored twice. A graph
+// decided for one class (here, or by a cached or tuned setting) is explored
+// for another class, once per process, when it enters that class and no
+// setting for it is cached. A setting from
 // graphi_tf.tune is for kAlone and is never explored again for that class.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a

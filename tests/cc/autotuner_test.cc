@@ -742,7 +742,8 @@ TEST(AutotunerTest, AnExplorationTheLoadLeftResumesWithTheVisitItWasInWhenTheLoa
   ASSERT_EQ(h.control_.AdoptedFor(LoadClass::kUnderLoad8), (Setting{1, 1}));
   // Back at 4 clients: once the class holds again, the same visit, of the
   // same plan, with the visits done before counted.
-  h.RunUnderLoad(LoadClassTracker::kDefaultStepsToSwitch + 1, 4, [](const Setting&) { return 2.5; });
+  h.RunUnderLoad(LoadClassTracker::kDefaultStepsToSwitch + 1, 4,
+                 [](const Setting&) { return 2.5; });
   const AutotuneStatus resumed = h.Status();
   EXPECT_EQ(resumed.state, AutotuneState::kExploring);
   EXPECT_EQ(resumed.load_class, LoadClass::kUnderLoad4);
