@@ -136,10 +136,11 @@ void Autotuner::PauseLocked(Track* track, const std::string& why) {
   AutotuneStatus& st = track->status;
   const LoadClass load_class = st.load_class;
   const int c = static_cast<int>(load_class);
-  Paused& paused = track->paused[c].emplace();
+  Paused paused;
   paused.status = st;
   paused.progress = progress_;
   paused.explored_ns = Now() - exploration_start_ns_;
+  track->paused[c] = std::move(paused);
   target_.clear();
   control_->StopExploring();
   // Not decided: due again when the load comes back, from where it stopped.
