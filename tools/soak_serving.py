@@ -90,11 +90,12 @@ def thread_names() -> Dict[str, int]:
     return dict(sorted(names.items()))
 
 
-def native_threads(names: Dict[str, int]) -> int:
-    """Threads not named as the interpreter's main thread: those TensorFlow and GRAPHI started."""
+def native_thread_names(names: Dict[str, int]) -> Dict[str, int]:
+    """``names`` less those of the interpreter's name (/proc/self/comm, which Python's own
+    threads keep): the threads TensorFlow and GRAPHI started."""
     with open("/proc/self/comm") as f:
         interpreter = f.read().strip()
-    return sum(n for name, n in names.items() if name != interpreter)
+    return {name: n for name, n in names.items() if name != interpreter}
 
 
 def main_graph(graphs: Sequence[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -204,9 +205,7 @@ class DecisionSampler:
 
     def _note_timeline(self, graphs: Sequence[Dict[str, Any]]) -> None:
         g = main_graph(graphs) or {}
-        with open("/proc/self/comm") as f:
-            interpreter = f.read().strip()
-        threads = {k: v for k, v in thread_names().items() if k != interpreter}
+        threads = native_thread_names(thread_names())
         point = {"load_class": g.get("load_class"), "setting": g.get("setting"), "threads": threads}
         if not self._timeline or {k: self._timeline[-1][k] for k in point} != point:
             self._timeline.append({"t": time.time(), **point})
@@ -326,7 +325,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 g = main_graph(graphi_tf.info()["graphs"]) or {}
                 a = g.get("autotune") or {}
                 record = {"phase": len(phases), "cycle": cycle, "clients": clients, **result,
-                          **proc_status(), "thread_names": names, "native_threads": native_threads(names),
+                          **proc_status(), "thread_names": names, "native_threads": sum(native_thread_names(names).values()),
                           "load_class": g.get("load_class"), "setting": g.get("setting"),
                           "autotune_state": a.get("state"), "autotune_class": a.get("load_class"),
                           "autotune_reason": a.get("reason"), "t_s": round(time.time() - t_start, 1)}

@@ -59,16 +59,16 @@
 // held long enough for the step itself to agree with it
 // (LoadClassOf(in_flight) == load_class): a graph whose steps begin to
 // overlap waits for its level. A graph explored one step at a time whose
-// steps start to overlap is explored again, under load, once its level
-// holds; one explored under load whose level changes is explored at the new
-// level. An exploration the load left is paused, not dropped: when the load
-// comes back to its class it resumes with the visit it was in (that visit
-// starts over), so a load that moves more often than an exploration lasts
-// still gets each class decided, and no class is explored twice. A graph
-// decided for one class (here, or by a cached or tuned setting) is explored
-// for another class, once per process, when it enters that class and no
-// setting for it is cached. A setting from
-// graphi_tf.tune is for kAlone and is never explored again for that class.
+// steps start to overlap is explored under load once its level holds; one
+// explored under load whose level changes is explored at the new level. An
+// exploration the load left is paused, not dropped: when the load comes back
+// to its class it resumes with the visit it was in (that visit starts over),
+// so a load that moves more often than an exploration lasts still gets each
+// class decided, and no class is explored twice. A graph decided for one
+// class (here, or by a cached or tuned setting) is explored for another
+// class, once per process, when it enters that class and no setting for it
+// is cached. A setting from graphi_tf.tune is for kAlone and is never
+// explored again for that class.
 //
 // Exploration is abandoned (the default layout kept, nothing adopted, so a
 // later process tries again) when an explicit setting
