@@ -21,3 +21,4 @@ run lstm_small --model lstm --size small --repeats 8 --arms stock_default,stock_
 run pathnet_large --model pathnet --size large --warmup 5 --steps 5 --repeats 4 --arms stock_default,stock_i2_a1,graphi_auto
 run googlenet_large --model googlenet --size large --warmup 5 --steps 5 --repeats 4 --arms stock_default,stock_i2_a1,graphi_auto
 echo done >> "$OUT/summary.txt"
+# Part 2 (run2.sh): the LSTM small step again, two arms, 16 rounds.
