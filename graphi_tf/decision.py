@@ -27,7 +27,9 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
    (cold), so they are not among the rounds.
 6. Runoff (the online autotuner only): when the rounds adopt nothing but a setting's median
    is below ``RUNOFF_BELOW_RATIO``, it and the default are timed again in 4 rounds of
-   visits as long as the rounds', and the rule decides from those runoff rounds alone.
+   visits as long as the rounds', and the rule decides from those runoff rounds alone,
+   its spread setting aside the one ratio farthest from the median (one burst of a
+   neighbour on a VM in one of four rounds does not keep a close setting out).
 
 Round indices are 0-based positions in ``round_medians`` everywhere in this module.
 """
@@ -372,7 +374,7 @@ def eliminated_after_rounds(native: Any, round_medians: Sequence[Mapping[Setting
 
 
 def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], default: Setting,
-           order: Sequence[Setting]) -> Decision:
+           order: Sequence[Setting], *, runoff: bool = False) -> Decision:
     """The native rule's decision (``native.decide_setting``) on per-round median step
     times, as a ``Decision`` (see ``from_native``).
 
@@ -384,6 +386,8 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
       default: the baseline of every ratio.
       order: every setting, default included, in sweep order (breaks ties; orders the
         evidence). Settings of ``order`` that no round timed get empty evidence.
+      runoff: decide as the online autotuner's runoff does (step 6 above): from 4 rounds
+        on, the spread sets aside the one ratio farthest from the median.
 
     Raises:
       ValueError: ``default`` is not in ``order``, ``order`` repeats a setting, a round
@@ -392,8 +396,9 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
     default = tuple(default)  # type: ignore[assignment]
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
-    made = native.decide_setting(_labelled_rounds(rounds),
-                                 setting_label(default), [setting_label(s) for s in settings])
+    made = native.decide_setting(_labelled_rounds(rounds), setting_label(default),
+                                 [setting_label(s) for s in settings],
+                                 **({"runoff": True} if runoff else {}))
     return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
 

@@ -5,6 +5,8 @@
     python3 tools/visit_replay.py record --model lstm --size small --rounds 40 --out rec1.json
     # the native rule on every design (rounds x timed steps per visit) cut from the records
     python3 tools/visit_replay.py replay rec*.json
+    # 3 rounds, then a runoff of 4 where they leave the layout close: how often each adopts
+    python3 tools/visit_replay.py runoff rec*.json
 
 ``record`` runs a bundled model's step in a process started with ``GRAPHI_EXECUTORS=stock``
 (TensorFlow's executor on the process's pools: the online autotuner's default) and
@@ -23,6 +25,12 @@ their range is below 1). ``--scale F`` multiplies the other setting's times by F
 A/A record, a setting F times slower than the default with the default's own noise. Per
 design it prints how many blocks adopted the layout, the median ratio, and the cost in
 steps, beside each record's ratio over all its rounds.
+
+``runoff`` replays the autotuner's whole decision on windows of R + N rounds starting at
+every round: R rounds (``--rounds``), and where they adopt nothing but leave the layout
+below the runoff ratio, the next N (``--runoff-rounds``), decided as the runoff is: once
+with every round in the spread (the rule before 2026-12-06) and once with the one ratio
+farthest from the median set aside (``decision.decide(..., runoff=True)``).
 """
 from __future__ import annotations
 
@@ -84,15 +92,16 @@ def record(args: argparse.Namespace) -> int:
 
 
 def block_decision(native: Any, rounds: Sequence[Dict[str, List[float]]], key: str,
-                   timed: int, scale: float = 1.0) -> Tuple[bool, float]:
+                   timed: int, scale: float = 1.0, runoff: bool = False) -> Tuple[bool, float]:
     """The native rule on rounds cut to ``timed`` steps a visit, the other setting's times
-    multiplied by ``scale``: (adopted, median ratio)."""
+    multiplied by ``scale``: (adopted, median ratio). ``runoff``: decided as the
+    autotuner's runoff is (``graphi_tf.decision.decide(..., runoff=True)``)."""
     from graphi_tf import decision
 
     other = (1, 1)  # the rule needs only a setting other than the default's
     medians = [{STOCK: statistics.median(r["0x0"][:timed]),
                 other: scale * statistics.median(r[key][:timed])} for r in rounds]
-    made = decision.decide(native, medians, STOCK, [STOCK, other])
+    made = decision.decide(native, medians, STOCK, [STOCK, other], runoff=runoff)
     evidence = made.evidence_for(other)
     return made.adopted, evidence.ratio_median
 
@@ -135,6 +144,50 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_records(paths: Sequence[str], skip: int) -> List[Tuple[str, List[Dict[str, List[float]]], int]]:
+    """(the other setting's key, rounds after the first ``skip``, timed steps per visit) of
+    each record."""
+    records = []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        records.append((data["layout"], [r["ms"] for r in data["rounds"]][skip:], data["timed"]))
+    return records
+
+
+def runoff(args: argparse.Namespace) -> int:
+    """The rounds and then the runoff, as the autotuner decides, both ways the runoff can
+    count its rounds."""
+    from graphi_tf import _loader, decision
+
+    native = _loader.native()
+    rounds_n, runoff_n, timed = args.rounds, args.runoff_rounds, args.timed
+    total = 0
+    adopted = {"rounds": 0, "runoff, every round": 0, "runoff, one set aside": 0}
+    for key, rounds, recorded_timed in load_records(args.records, args.skip):
+        if timed > recorded_timed:
+            sys.exit(f"--timed {timed}: a record has only {recorded_timed} timed steps a visit")
+        # Windows start at every round: more of them than disjoint blocks, not independent.
+        for i in range(0, len(rounds) - rounds_n - runoff_n + 1):
+            total += 1
+            made, ratio = block_decision(native, rounds[i:i + rounds_n], key, timed, args.scale)
+            if made:
+                for k in adopted:
+                    adopted[k] += 1
+                continue
+            if ratio >= decision.RUNOFF_BELOW_RATIO:
+                continue
+            more = rounds[i + rounds_n:i + rounds_n + runoff_n]
+            adopted["runoff, every round"] += block_decision(native, more, key, timed, args.scale)[0]
+            adopted["runoff, one set aside"] += block_decision(native, more, key, timed, args.scale,
+                                                               runoff=True)[0]
+    print(f"{rounds_n} rounds, then a runoff of {runoff_n}, {timed} timed steps a visit, scale "
+          f"{args.scale}: {total} windows")
+    for k, n in adopted.items():
+        print(f"  adopted by {k if k != 'rounds' else 'the rounds alone'}: {n / max(total, 1):.0%} ({n})")
+    return 0
+
+
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -154,8 +207,16 @@ def main(argv: List[str]) -> int:
     rep.add_argument("--design-timed", type=int, nargs="+", default=[4, 6, 8, 12, 16])
     rep.add_argument("--scale", type=float, default=1.0,
                      help="multiply the other setting's times (on A/A records, 1.03: a setting 3%% slower)")
+    run = sub.add_parser("runoff", help="the rounds, then a runoff, both ways it can count")
+    run.add_argument("records", nargs="+")
+    run.add_argument("--skip", type=int, default=2, help="rounds left out at the start")
+    run.add_argument("--rounds", type=int, default=3)
+    run.add_argument("--runoff-rounds", type=int, default=4)
+    run.add_argument("--timed", type=int, default=5, help="timed steps a visit")
+    run.add_argument("--scale", type=float, default=1.0,
+                     help="multiply the other setting's times (as for replay)")
     args = parser.parse_args(argv)
-    return record(args) if args.command == "record" else replay(args)
+    return {"record": record, "replay": replay, "runoff": runoff}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -392,7 +392,7 @@ void Autotuner::FinishVisitLocked(Track* track) {
       if (++progress_.round >= options_.runoff_rounds) {
         // The runoff's rounds decide (RunoffCandidate, tuning_decision.h).
         DecideLocked(track, DecideSetting(st.runoff_medians_ns, options_.default_setting, st.order,
-                                          st.screening_medians_ns));
+                                          st.screening_medians_ns, SpreadOver::kAllButTheFarthest));
         return;
       }
       st.runoff_medians_ns.emplace_back();

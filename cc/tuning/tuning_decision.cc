@@ -1,6 +1,7 @@
 #include "cc/tuning/tuning_decision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "cc/util/check.h"
@@ -34,11 +35,56 @@ std::vector<double> RatiosTo(const std::vector<std::map<Setting, double>>& round
   return ratios;
 }
 
-// Whether these ratios to the default would qualify a setting (DecideSetting).
-bool Qualifies(const std::vector<double>& ratios) {
-  if (static_cast<int>(ratios.size()) < kMinRoundsToAdopt) return false;
+// Half the range of `ratios` (non-empty).
+double HalfRange(const std::vector<double>& ratios) {
   const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-  return MedianOf(ratios) + (*hi - *lo) / 2 < 1.0;
+  return (*hi - *lo) / 2;
+}
+
+// The ratio SpreadOver leaves out of the spread of `ratios` (median
+// `median`), or -1 for none.
+int SetAsideIndex(const std::vector<double>& ratios, double median, SpreadOver spread_over) {
+  if (spread_over != SpreadOver::kAllButTheFarthest ||
+      static_cast<int>(ratios.size()) < kMinRoundsToSetOneAside) {
+    return -1;
+  }
+  int farthest = 0;
+  for (int i = 1; i < static_cast<int>(ratios.size()); ++i) {
+    const double d = std::abs(ratios[i] - median);
+    const double d_farthest = std::abs(ratios[farthest] - median);
+    if (d > d_farthest || (d == d_farthest && ratios[i] < ratios[farthest])) farthest = i;
+  }
+  return farthest;
+}
+
+// The median and spread the rule judges `ratios` (non-empty) by.
+struct RatioSummary {
+  double median = 1.0;
+  double spread = 0.0;
+  double set_aside = 0.0;  // 0: none
+};
+
+RatioSummary Summarize(const std::vector<double>& ratios, SpreadOver spread_over) {
+  GRAPHI_DCHECK(!ratios.empty());
+  RatioSummary out;
+  out.median = MedianOf(ratios);
+  const int aside = SetAsideIndex(ratios, out.median, spread_over);
+  if (aside < 0) {
+    out.spread = HalfRange(ratios);
+    return out;
+  }
+  std::vector<double> counted = ratios;
+  counted.erase(counted.begin() + aside);
+  out.spread = HalfRange(counted);
+  out.set_aside = ratios[aside];
+  return out;
+}
+
+// Whether these ratios to the default would qualify a setting (DecideSetting).
+bool Qualifies(const std::vector<double>& ratios, SpreadOver spread_over = SpreadOver::kEveryRound) {
+  if (static_cast<int>(ratios.size()) < kMinRoundsToAdopt) return false;
+  const RatioSummary summary = Summarize(ratios, spread_over);
+  return summary.median + summary.spread < 1.0;
 }
 
 }  // namespace
@@ -111,7 +157,7 @@ namespace {
 SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_medians,
                             const std::map<Setting, double>& screening_medians,
                             const std::vector<Setting>& screened_out, const Setting& setting,
-                            const Setting& default_setting) {
+                            const Setting& default_setting, SpreadOver spread_over) {
   SettingEvidence e;
   e.setting = setting;
   auto screened = screening_medians.find(setting);
@@ -124,11 +170,12 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
       std::find(screened_out.begin(), screened_out.end(), setting) != screened_out.end();
   e.ratios = RatiosTo(round_medians, setting, default_setting);
   if (!e.ratios.empty()) {
-    e.ratio_median = MedianOf(e.ratios);
-    const auto [lo, hi] = std::minmax_element(e.ratios.begin(), e.ratios.end());
-    e.ratio_spread = (*hi - *lo) / 2;
+    const RatioSummary summary = Summarize(e.ratios, spread_over);
+    e.ratio_median = summary.median;
+    e.ratio_spread = summary.spread;
+    e.set_aside_ratio = summary.set_aside;
   }
-  e.qualifies = setting != default_setting && Qualifies(e.ratios);
+  e.qualifies = setting != default_setting && Qualifies(e.ratios, spread_over);
   return e;
 }
 
@@ -148,6 +195,13 @@ std::string RoundsText(size_t n) {
   return std::to_string(n) + (n == 1 ? " round" : " rounds");
 }
 
+// "over 4 rounds" or "over 4 rounds (one, at 1.19, set aside)".
+std::string OverRoundsText(const SettingEvidence& e) {
+  std::string text = "over " + RoundsText(e.ratios.size());
+  if (e.set_aside_ratio > 0) text += " (one, at " + Ratio(e.set_aside_ratio) + ", set aside)";
+  return text;
+}
+
 // The decision's one sentence for users (graphi_tf and info() show it as is).
 std::string ReasonFor(const TuningDecision& decision) {
   const std::string d = decision.default_setting.stock
@@ -157,7 +211,7 @@ std::string ReasonFor(const TuningDecision& decision) {
     for (const SettingEvidence& e : decision.evidence) {
       if (e.setting != decision.chosen) continue;
       return e.setting.Label() + " adopted: " + RatioAndSpread(e.ratio_median, e.ratio_spread) +
-             " of the default " + d + " over " + RoundsText(e.ratios.size());
+             " of the default " + d + " " + OverRoundsText(e);
     }
   }
   // The closest other setting that was compared (ties: the earlier in order).
@@ -177,8 +231,8 @@ std::string ReasonFor(const TuningDecision& decision) {
              std::to_string(kMinRoundsToAdopt) + " needed";
   } else {
     detail = closest->setting.Label() + " at " +
-             RatioAndSpread(closest->ratio_median, closest->ratio_spread) + " over " +
-             RoundsText(closest->ratios.size());
+             RatioAndSpread(closest->ratio_median, closest->ratio_spread) + " " +
+             OverRoundsText(*closest);
   }
   return "kept the default " + d + ": no setting beat it by more than its spread (closest: " +
          detail + ")";
@@ -189,7 +243,8 @@ std::string ReasonFor(const TuningDecision& decision) {
 TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
                              const Setting& default_setting,
                              const std::vector<Setting>& order,
-                             const std::map<Setting, double>& screening_medians) {
+                             const std::map<Setting, double>& screening_medians,
+                             SpreadOver spread_over) {
   TuningDecision decision;
   decision.default_setting = default_setting;
   decision.chosen = default_setting;
@@ -199,7 +254,8 @@ TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round
       SettingsToScreenOut(screening_medians, order, default_setting);
   for (const Setting& setting : order) {
     decision.evidence.push_back(
-        EvidenceFor(round_medians, screening_medians, screened_out, setting, default_setting));
+        EvidenceFor(round_medians, screening_medians, screened_out, setting, default_setting,
+                    spread_over));
   }
   for (const SettingEvidence& e : decision.evidence) {
     if (e.qualifies && (best == nullptr || e.ratio_median < best->ratio_median)) best = &e;

@@ -39,7 +39,13 @@
 // against the default again, in more rounds of visits as long as the
 // rounds', and decides by the same rule from those runoff rounds alone:
 // fresh evidence, so picking the closest of several noisy settings does not
-// bias it (docs/design.md, "Screening and runoff").
+// bias it (docs/design.md, "Screening and runoff"). Its spread sets aside
+// the one ratio farthest from the median (SpreadOver::kAllButTheFarthest,
+// from kMinRoundsToSetOneAside rounds on): a setting the runoff was run for
+// is already close, and one burst of a neighbour on the VM in one of its
+// four rounds kept about a quarter of real 3-7% gains from being adopted,
+// while a setting 3% slower than the default was adopted about as rarely
+// as before (docs/design.md, "A runoff sets one round aside").
 //
 // Free of TensorFlow types. Thread-safety: pure functions.
 #ifndef GRAPHI_TF_CC_TUNING_TUNING_DECISION_H_
@@ -66,12 +72,25 @@ inline constexpr int kMinRoundsToAdopt = 2;
 inline constexpr double kEliminateRatio = 1.1;
 inline constexpr double kScreenOutRatio = 1.3;
 inline constexpr double kRunoffBelowRatio = 0.98;
+inline constexpr int kMinRoundsToSetOneAside = 4;
+
+// Which of a setting's ratios its spread is taken over. The median is always
+// taken over every round.
+enum class SpreadOver {
+  kEveryRound,
+  // Every round but the one whose ratio lies farthest from the median (ties:
+  // the lower ratio, the one most in the setting's favour, is set aside),
+  // once there are at least kMinRoundsToSetOneAside; the runoff's rule.
+  kAllButTheFarthest,
+};
 
 struct SettingEvidence {
   Setting setting;
   std::vector<double> ratios;  // one per round in which both it and the default ran
   double ratio_median = 1.0;
-  double ratio_spread = 0.0;
+  double ratio_spread = 0.0;  // over the ratios SpreadOver counts
+  // The ratio SpreadOver::kAllButTheFarthest set aside (0: none).
+  double set_aside_ratio = 0.0;
   bool qualifies = false;
   // Its ratio to the default in the screening round (0: not screened), and
   // whether that dropped it.
@@ -91,10 +110,12 @@ struct TuningDecision {
 // unit). `order` lists the settings (the default among them).
 // `screening_medians`, if any, are the screening round's (same unit): they
 // only say which settings were screened out, for the evidence and reason.
+// `spread_over`: kAllButTheFarthest for the runoff's rounds.
 TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
                              const Setting& default_setting,
                              const std::vector<Setting>& order,
-                             const std::map<Setting, double>& screening_medians = {});
+                             const std::map<Setting, double>& screening_medians = {},
+                             SpreadOver spread_over = SpreadOver::kEveryRound);
 
 // Whether a setting with these ratios to the default should not be timed
 // again.

@@ -364,6 +364,23 @@ TEST(AutotunerTest, ACloseSettingThatDoesNotHoldInTheRunoffKeepsTheDefault) {
   EXPECT_EQ(h.control_.AdoptedFor(LoadClass::kAlone), FakeControl::kDefault);
 }
 
+TEST(AutotunerTest, ARunoffAdoptsACloseSettingThatABurstSlowedInOneOfItsRounds) {
+  Harness h;
+  // 0.96x in three of the runoff's visits of 1x2; its second runs 1.2x (a
+  // neighbour on the VM), which alone would keep the default.
+  RunCloseCall(&h, [&h](int) {
+    AutotuneStatus st;
+    h.tuner_.Status("main", &st);
+    return st.runoff_medians_ns.size() == 2 ? 30.0 : 24.0;
+  });
+  const AutotuneStatus st = h.Status();
+  EXPECT_TRUE(st.runoff);
+  EXPECT_EQ(st.state, AutotuneState::kAdopted) << st.reason;
+  EXPECT_EQ(st.chosen, (Setting{1, 2}));
+  EXPECT_NEAR(st.decision.evidence[2].set_aside_ratio, 1.2, 1e-3);
+  EXPECT_NE(st.reason.find("set aside"), std::string::npos) << st.reason;
+}
+
 TEST(AutotunerTest, ExploringATwentyMillisecondStepEndsWithinTwoSecondsEvenWithARunoff) {
   // Two cores, an LSTM-like step: the intra-op-only settings are screened
   // out, 2x1 ties with stock, and stock:2x1 is a close call (0.91x, 0.96x,

@@ -233,6 +233,21 @@ def test_no_runoff_on_one_round():
     assert decision.runoff_candidate(NATIVE, rounds_of(D=[10], A=[9]), D, ORDER) is None
 
 
+def test_the_runoff_sets_aside_the_one_round_farthest_from_the_median():
+    # A: 0.97, 0.955, 1.19 (a burst), 0.905.
+    rounds = rounds_of(D=[10, 10, 10, 10], A=[9.7, 9.55, 11.9, 9.05])
+    assert not decide(rounds, D, ORDER).adopted
+    made = decision.decide(NATIVE, rounds, D, ORDER, runoff=True)
+    assert made.chosen == A
+    assert made.evidence_for(A).ratio_spread == pytest.approx((0.97 - 0.905) / 2)
+    assert "(one, at 1.19, set aside)" in made.reason
+
+
+def test_the_runoff_sets_no_round_aside_from_three_rounds():
+    rounds = rounds_of(D=[10, 10, 10], A=[9.5, 9.6, 11])
+    assert not decision.decide(NATIVE, rounds, D, ORDER, runoff=True).adopted
+
+
 # ----------------------------------------------------------------------------- bad input
 
 

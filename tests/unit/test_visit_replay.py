@@ -47,3 +47,23 @@ def test_scale_multiplies_the_other_settings_times():
                                             scale=1.25)
     assert not adopted
     assert abs(ratio - 1.125) < 1e-9
+
+
+def _record(tmp_path, name, other_ms_per_round):
+    rounds = [{"order": [[0, 0], [2, 1]], "ms": {"0x0": [20.0] * 5, "2x1": [ms] * 5}}
+              for ms in other_ms_per_round]
+    path = tmp_path / name
+    path.write_text(__import__("json").dumps(
+        {"model": "lstm", "size": "small", "layout": "2x1", "timed": 5, "warmup": 0, "rounds": rounds}))
+    return str(path)
+
+
+def test_runoff_counts_a_window_the_runoff_adopts_only_with_one_round_set_aside(tmp_path, capsys):
+    # Rounds 0.97, 0.91, 1.01 (close, not adopted), then a runoff of 0.96 x 3 and one 1.2.
+    path = _record(tmp_path, "r.json", [19.4, 18.2, 20.2, 19.2, 19.2, 24.0, 19.2])
+    assert _tool().main(["runoff", path, "--skip", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "1 windows" in out
+    assert "the rounds alone: 0% (0)" in out
+    assert "runoff, every round: 0% (0)" in out
+    assert "runoff, one set aside: 100% (1)" in out
