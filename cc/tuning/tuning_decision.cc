@@ -195,10 +195,10 @@ std::string RoundsText(size_t n) {
   return std::to_string(n) + (n == 1 ? " round" : " rounds");
 }
 
-// "over 4 rounds" or "over 4 rounds (one, at 1.19, set aside)".
+// "over 4 rounds" or "over 4 rounds, the one at 1.19 set aside".
 std::string OverRoundsText(const SettingEvidence& e) {
   std::string text = "over " + RoundsText(e.ratios.size());
-  if (e.set_aside_ratio > 0) text += " (one, at " + Ratio(e.set_aside_ratio) + ", set aside)";
+  if (e.set_aside_ratio > 0) text += ", the one at " + Ratio(e.set_aside_ratio) + " set aside";
   return text;
 }
 

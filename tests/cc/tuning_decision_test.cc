@@ -129,12 +129,16 @@ TEST(TuningDecisionTest, NoRunoffWithoutASettingCloseEnoughOrAfterAnAdoption) {
             nullptr);
 }
 
+// One round per ratio: the default at 10, kOther at 10 x the ratio.
+std::vector<std::map<Setting, double>> RoundsWithRatios(const std::vector<double>& ratios) {
+  std::vector<std::map<Setting, double>> rounds;
+  for (double ratio : ratios) rounds.push_back({{kDefault, 10}, {kOther, 10 * ratio}});
+  return rounds;
+}
+
 // Four rounds: 0.97, 0.955, 1.19 (a burst in the setting's visit), 0.905.
 std::vector<std::map<Setting, double>> FourRoundsWithOneBurst() {
-  return {{{kDefault, 10}, {kOther, 9.7}},
-          {{kDefault, 10}, {kOther, 9.55}},
-          {{kDefault, 10}, {kOther, 11.9}},
-          {{kDefault, 10}, {kOther, 9.05}}};
+  return RoundsWithRatios({0.97, 0.955, 1.19, 0.905});
 }
 
 TEST(TuningDecisionTest, EveryRoundCountsInTheSpreadOfTheRounds) {
@@ -152,35 +156,28 @@ TEST(TuningDecisionTest, ARunoffSetsAsideTheOneRoundFarthestFromTheMedian) {
   EXPECT_NEAR(e.ratio_median, (0.955 + 0.97) / 2, 1e-9);  // every round
   EXPECT_NEAR(e.ratio_spread, (0.97 - 0.905) / 2, 1e-9);  // all but 1.19
   EXPECT_NEAR(e.set_aside_ratio, 1.19, 1e-9);
-  EXPECT_NE(d.reason.find("(one, at 1.19, set aside)"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("over 4 rounds, the one at 1.19 set aside"), std::string::npos) << d.reason;
 }
 
 TEST(TuningDecisionTest, NoRoundIsSetAsideFromFewerThanFourRounds) {
-  // 0.95, 0.96, 1.10: setting 1.10 aside would adopt.
-  const TuningDecision d = DecideSetting(
-      {{{kDefault, 10}, {kOther, 9.5}}, {{kDefault, 10}, {kOther, 9.6}}, {{kDefault, 10}, {kOther, 11}}},
-      kDefault, kOrder, {}, SpreadOver::kAllButTheFarthest);
+  // Setting 1.10 aside would adopt.
+  const TuningDecision d = DecideSetting(RoundsWithRatios({0.95, 0.96, 1.10}), kDefault, kOrder, {},
+                                         SpreadOver::kAllButTheFarthest);
   EXPECT_FALSE(d.adopted) << d.reason;
   EXPECT_EQ(d.evidence[1].set_aside_ratio, 0.0);
 }
 
 TEST(TuningDecisionTest, TwoSlowRoundsOfFourStillKeepTheDefault) {
-  // 0.95, 1.08, 0.96, 1.10: one slow round may be a burst, two are not.
-  const TuningDecision d = DecideSetting({{{kDefault, 10}, {kOther, 9.5}},
-                                          {{kDefault, 10}, {kOther, 10.8}},
-                                          {{kDefault, 10}, {kOther, 9.6}},
-                                          {{kDefault, 10}, {kOther, 11}}},
-                                         kDefault, kOrder, {}, SpreadOver::kAllButTheFarthest);
+  // One slow round may be a burst; two are not.
+  const TuningDecision d = DecideSetting(RoundsWithRatios({0.95, 1.08, 0.96, 1.10}), kDefault,
+                                         kOrder, {}, SpreadOver::kAllButTheFarthest);
   EXPECT_FALSE(d.adopted) << d.reason;
 }
 
 TEST(TuningDecisionTest, OfTwoRoundsEquallyFarFromTheMedianTheOneInTheSettingsFavourIsSetAside) {
-  // 0.91, 1.01, 0.91, 1.01: median 0.96; a 0.91 goes, the spread stays 0.05.
-  const TuningDecision d = DecideSetting({{{kDefault, 10}, {kOther, 9.1}},
-                                          {{kDefault, 10}, {kOther, 10.1}},
-                                          {{kDefault, 10}, {kOther, 9.1}},
-                                          {{kDefault, 10}, {kOther, 10.1}}},
-                                         kDefault, kOrder, {}, SpreadOver::kAllButTheFarthest);
+  // Median 0.96; a 0.91 goes, and the spread stays 0.05.
+  const TuningDecision d = DecideSetting(RoundsWithRatios({0.91, 1.01, 0.91, 1.01}), kDefault,
+                                         kOrder, {}, SpreadOver::kAllButTheFarthest);
   EXPECT_FALSE(d.adopted) << d.reason;
   EXPECT_NEAR(d.evidence[1].set_aside_ratio, 0.91, 1e-9);
   EXPECT_NEAR(d.evidence[1].ratio_spread, 0.05, 1e-9);

@@ -240,7 +240,7 @@ def test_the_runoff_sets_aside_the_one_round_farthest_from_the_median():
     made = decision.decide(NATIVE, rounds, D, ORDER, runoff=True)
     assert made.chosen == A
     assert made.evidence_for(A).ratio_spread == pytest.approx((0.97 - 0.905) / 2)
-    assert "(one, at 1.19, set aside)" in made.reason
+    assert "over 4 rounds, the one at 1.19 set aside" in made.reason
 
 
 def test_the_runoff_sets_no_round_aside_from_three_rounds():
