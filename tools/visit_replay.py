@@ -106,20 +106,26 @@ def block_decision(native: Any, rounds: Sequence[Dict[str, List[float]]], key: s
     return made.adopted, evidence.ratio_median
 
 
+def load_records(paths: Sequence[str], skip: int) -> List[Tuple[str, List[Dict[str, List[float]]], int]]:
+    """(the other setting's key, rounds after the first ``skip``, timed steps per visit) of
+    each record."""
+    records = []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        records.append((data["layout"], [r["ms"] for r in data["rounds"]][skip:], data["timed"]))
+    return records
+
+
 def replay(args: argparse.Namespace) -> int:
     from graphi_tf import _loader
 
     native = _loader.native()
-    records = []  # (the other setting's key, rounds, timed steps per visit)
-    for path in args.records:
-        with open(path) as f:
-            data = json.load(f)
-        key = data["layout"]
-        rounds = [r["ms"] for r in data["rounds"]][args.skip:]
-        records.append((key, rounds, data["timed"]))
+    records = load_records(args.records, args.skip)
+    for path, (key, rounds, timed) in zip(args.records, records):
         full = [statistics.median(r[key]) / statistics.median(r["0x0"]) for r in rounds]
         quartiles = statistics.quantiles(full, n=4)
-        print(f"{path}: {len(rounds)} rounds of {data['timed']} timed steps; {key} "
+        print(f"{path}: {len(rounds)} rounds of {timed} timed steps; {key} "
               f"over stock, median of per-round ratios {statistics.median(full):.3f} "
               f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f})")
     print()
@@ -144,17 +150,6 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_records(paths: Sequence[str], skip: int) -> List[Tuple[str, List[Dict[str, List[float]]], int]]:
-    """(the other setting's key, rounds after the first ``skip``, timed steps per visit) of
-    each record."""
-    records = []
-    for path in paths:
-        with open(path) as f:
-            data = json.load(f)
-        records.append((data["layout"], [r["ms"] for r in data["rounds"]][skip:], data["timed"]))
-    return records
-
-
 def runoff(args: argparse.Namespace) -> int:
     """The rounds and then the runoff, as the autotuner decides, both ways the runoff can
     count its rounds."""
@@ -163,7 +158,7 @@ def runoff(args: argparse.Namespace) -> int:
     native = _loader.native()
     rounds_n, runoff_n, timed = args.rounds, args.runoff_rounds, args.timed
     total = 0
-    adopted = {"rounds": 0, "runoff, every round": 0, "runoff, one set aside": 0}
+    adopted = {"the rounds alone": 0, "runoff, every round": 0, "runoff, one set aside": 0}
     for key, rounds, recorded_timed in load_records(args.records, args.skip):
         if timed > recorded_timed:
             sys.exit(f"--timed {timed}: a record has only {recorded_timed} timed steps a visit")
@@ -184,7 +179,7 @@ def runoff(args: argparse.Namespace) -> int:
     print(f"{rounds_n} rounds, then a runoff of {runoff_n}, {timed} timed steps a visit, scale "
           f"{args.scale}: {total} windows")
     for k, n in adopted.items():
-        print(f"  adopted by {k if k != 'rounds' else 'the rounds alone'}: {n / max(total, 1):.0%} ({n})")
+        print(f"  adopted by {k}: {n / max(total, 1):.0%} ({n})")
     return 0
 
 

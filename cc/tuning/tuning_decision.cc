@@ -80,11 +80,14 @@ RatioSummary Summarize(const std::vector<double>& ratios, SpreadOver spread_over
   return out;
 }
 
-// Whether these ratios to the default would qualify a setting (DecideSetting).
-bool Qualifies(const std::vector<double>& ratios, SpreadOver spread_over = SpreadOver::kEveryRound) {
-  if (static_cast<int>(ratios.size()) < kMinRoundsToAdopt) return false;
-  const RatioSummary summary = Summarize(ratios, spread_over);
-  return summary.median + summary.spread < 1.0;
+// Whether a setting whose `rounds` ratios to the default are summarized so
+// qualifies (DecideSetting).
+bool Qualifies(const RatioSummary& summary, size_t rounds) {
+  return static_cast<int>(rounds) >= kMinRoundsToAdopt && summary.median + summary.spread < 1.0;
+}
+
+bool Qualifies(const std::vector<double>& ratios) {
+  return !ratios.empty() && Qualifies(Summarize(ratios, SpreadOver::kEveryRound), ratios.size());
 }
 
 }  // namespace
@@ -174,8 +177,8 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
     e.ratio_median = summary.median;
     e.ratio_spread = summary.spread;
     e.set_aside_ratio = summary.set_aside;
+    e.qualifies = setting != default_setting && Qualifies(summary, e.ratios.size());
   }
-  e.qualifies = setting != default_setting && Qualifies(e.ratios, spread_over);
   return e;
 }
 
