@@ -150,7 +150,9 @@ void Runtime::TakeUnusedLocked(bool teams_asked_for, Unused* out) {
     (pools.get() == in_force ? kept : out->stock_points).push_back(std::move(pools));
   }
   stock_point_pools_.swap(kept);
-  release_pending_.store(false, std::memory_order_release);
+  // Not simply false: under stock the teams a step asked for stay until the
+  // next step on stock, which asks for none, lets them go.
+  NoteUnusedLocked();
 }
 
 void Runtime::DropTeamsIfChangedLocked(const TeamLayout& layout, ReadyPolicy policy) {
@@ -266,6 +268,10 @@ std::shared_ptr<TeamSet> Runtime::CurrentTeams(std::string* error) {
     const ReadyPolicy policy = *resolved.teams.policy;
     teams_ = TakeWarmTeamsLocked(layout, policy);
     if (teams_ == nullptr) teams_ = TeamSet::Create(layout, policy, next_generation_++);
+    // Under stock these are for a step that looked before the setting moved
+    // there (or one nested on a team thread, or scheduler_stats): the next
+    // step on stock lets them go, rather than the next change of setting.
+    NoteUnusedLocked();
   }
   // Past exploration (the autotuner adopts before it stops, so the next step
   // already resolves to the setting it settled on), what that setting does

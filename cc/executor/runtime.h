@@ -29,8 +29,11 @@
 // in force does not use: the other kept team sets, the other stock points'
 // pools, and under "stock" (plain or a point) the teams too, which no step
 // on TensorFlow's executor asks for (built again if a later setting needs
-// them). A process that settled on stock then holds the threads a process
-// started on that setting holds (docs/design.md, "Stock points").
+// them). Teams built while stock is in force, for a step that looked just
+// before the setting moved there or one nested on a team thread, go with
+// the next step on stock. A process that settled on stock then holds the
+// threads a process started on that setting holds (docs/design.md, "Stock
+// points").
 //
 // The Runtime is the GraphRegistry's AdoptionListener (set when the library
 // loads, runtime.cc): settings adopted for running graphs reach AdoptSetting
@@ -161,7 +164,8 @@ class Runtime {
   // Whether there is any (past exploration); publishes release_pending_.
   void NoteUnusedLocked() GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves it into *out (nothing while exploring); the teams in force stay
-  // if `teams_asked_for` (CurrentTeams), even under stock.
+  // if `teams_asked_for` (CurrentTeams), even under stock, and then stay
+  // pending for the next step on stock. Publishes release_pending_ again.
   void TakeUnusedLocked(bool teams_asked_for, Unused* out) GRAPHI_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The same for a step on stock (UseStockExecutor).
   void ReleaseUnusedOnStock() GRAPHI_LOCKS_EXCLUDED(mu_);

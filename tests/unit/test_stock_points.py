@@ -130,31 +130,69 @@ def threads():
 
 seen = {}
 with tf.compat.v1.Session(graph=g, config=graphi_tf.session_config()) as s:
-    for label, layout in [("stock:2x1", None), ("2x1", (2, 1)), ("stock:2x1 again", None)]:
-        graphi_tf.configure(*layout) if layout else graphi_tf.configure()
+    if os.environ.get("ASK_FOR_TEAMS"):
+        # As a step that looked just before the setting moved to stock, or one nested on a
+        # team thread, does: ask for the teams while steps run on TensorFlow's executor,
+        # from the start or right after a switch back from teams.
+        s.run(total, feed)
+        if os.environ["ASK_FOR_TEAMS"] == "after a switch":
+            graphi_tf.configure(2, 1)
+            for _ in range(3):
+                s.run(total, feed)
+            graphi_tf.configure()
+        graphi_tf._loader.native().scheduler_stats()
+        seen["asked"] = threads()
         for _ in range(3):
             s.run(total, feed)
-        time.sleep(0.2)  # let go threads exit
-        seen[label] = threads()
+        time.sleep(0.2)
+        seen["after"] = threads()
+    else:
+        for label, layout in [("stock:2x1", None), ("2x1", (2, 1)), ("stock:2x1 again", None)]:
+            graphi_tf.configure(*layout) if layout else graphi_tf.configure()
+            for _ in range(3):
+                s.run(total, feed)
+            time.sleep(0.2)  # let go threads exit
+            seen[label] = threads()
 print(json.dumps(seen))
 """
+
+
+def switch(**extra_env):
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_AUTOTUNE="0", GRAPHI_EXECUTORS="stock:2x1",
+               **extra_env)
+    done = subprocess.run([sys.executable, "-c", SWITCH], env=env, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_nothing_keeps_the_threads_of_a_setting_no_longer_in_force():
     # A stock point's pools end once another setting is in force and nothing explores, and
     # teams end once steps run on TensorFlow's executor again: a process holds the threads of
     # the setting it runs on, as a process started on that setting does.
-    import json
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="3", GRAPHI_AUTOTUNE="0", GRAPHI_EXECUTORS="stock:2x1")
-    done = subprocess.run([sys.executable, "-c", SWITCH], env=env, capture_output=True, text=True,
-                          timeout=150)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = switch()
     assert seen["stock:2x1"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
     assert seen["2x1"] == {"graphi-e0": 2, "graphi-e1": 2}, seen  # a leader and a helper each
     assert seen["stock:2x1 again"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
+
+
+def test_teams_asked_for_while_steps_run_on_tensorflows_executor_end_with_its_next_step():
+    # A step that looked at the setting just before it moved to stock, or one nested on a team
+    # thread, may still ask for teams; they must not stay beside the stock point's pools.
+    seen = switch(ASK_FOR_TEAMS="on stock")
+    assert {"graphi-e0", "graphi-e1"} <= seen["asked"].keys(), seen  # the teams started
+    assert seen["after"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
+
+
+def test_teams_asked_for_before_the_first_step_on_stock_end_with_the_next_one():
+    # The teams in force when the setting moves to stock, asked for again before any step on
+    # stock let them go, go with the next step on stock all the same.
+    seen = switch(ASK_FOR_TEAMS="after a switch")
+    assert {"graphi-e0", "graphi-e1"} <= seen["asked"].keys(), seen  # the teams started
+    assert seen["after"] == {"gstock-inter": 2, "gstock-intra": 1}, seen
 
 
 EXPLORE = r"""
