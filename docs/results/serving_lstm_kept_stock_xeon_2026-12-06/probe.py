@@ -12,6 +12,14 @@ case = cli_common.Case.from_args(args)
 step = cli_common.build_step(case, executor=executor)
 t_start = time.monotonic()
 state = None
+if os.environ.get("VISIT_LAYOUTS"):
+    # As an exploration does, without the autotuner: run on team layouts, then back on the
+    # environment's setting (GRAPHI_EXECUTORS=stock).
+    for layout in ((2, 1), (1, 2), (1, 1)):
+        graphi_tf.configure(*layout)
+        for _ in range(300):
+            step()
+    graphi_tf.configure()
 for i in range(6000):
     step()
     if executor == "GRAPHI" and i % 50 == 0:
@@ -37,7 +45,8 @@ for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
     except (OSError, StopIteration):
         pass
 setting = graphi_tf.info().get("setting") if executor == "GRAPHI" else None
-print(json.dumps({"executor": executor, "env": os.environ.get("GRAPHI_EXECUTORS"), "state": state,
+print(json.dumps({"executor": executor, "env": os.environ.get("GRAPHI_EXECUTORS"),
+                  "visited": bool(os.environ.get("VISIT_LAYOUTS")), "state": state,
                   "setting": setting, "median_ms": times[len(times)//2] * 1e3,
                   "p10_ms": times[len(times)//10] * 1e3,
                   "mean_ms": sum(times) / len(times) * 1e3, "p90_ms": times[len(times)*9//10] * 1e3,
