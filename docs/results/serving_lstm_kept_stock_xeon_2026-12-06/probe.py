@@ -31,9 +31,14 @@ for i in range(6000):
                 break
     elif executor != "GRAPHI" and i >= 1500:
         break
+import resource
+before = resource.getrusage(resource.RUSAGE_SELF)
 times = []
 for _ in range(3000):
     t = time.perf_counter(); step(); times.append(time.perf_counter() - t)
+after = resource.getrusage(resource.RUSAGE_SELF)
+# Per timed step: minor page faults and context switches of the whole process.
+per_step = {k: (getattr(after, k) - getattr(before, k)) / len(times) for k in ("ru_minflt", "ru_majflt", "ru_nvcsw", "ru_nivcsw")}
 times.sort()
 threads = {}
 for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
@@ -46,8 +51,11 @@ for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
         pass
 setting = graphi_tf.info().get("setting") if executor == "GRAPHI" else None
 print(json.dumps({"executor": executor, "env": os.environ.get("GRAPHI_EXECUTORS"),
-                  "visited": bool(os.environ.get("VISIT_LAYOUTS")), "state": state,
+                  "visited": bool(os.environ.get("VISIT_LAYOUTS")), "per_step": per_step, "state": state,
                   "setting": setting, "median_ms": times[len(times)//2] * 1e3,
                   "p10_ms": times[len(times)//10] * 1e3,
                   "mean_ms": sum(times) / len(times) * 1e3, "p90_ms": times[len(times)*9//10] * 1e3,
-                  "autotune": (max(graphi_tf.info()["graphs"], key=lambda g: g["node_count"]).get("autotune") or {}).get("reason") if executor == "GRAPHI" else None, "threads": threads}))
+                  "autotune": (max(graphi_tf.info()["graphs"], key=lambda g: g["node_count"]).get("autotune") or {}).get("reason") if executor == "GRAPHI" else None,
+                  # The visits' own step times: per round, per candidate (the order in "order").
+                  "visits": {k: (max(graphi_tf.info()["graphs"], key=lambda g: g["node_count"]).get("autotune") or {}).get(k)
+                             for k in ("order", "round_medians_ms", "reference_step_ms")} if executor == "GRAPHI" else None, "threads": threads}))
