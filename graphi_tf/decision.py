@@ -397,8 +397,7 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
     made = native.decide_setting(_labelled_rounds(rounds), setting_label(default),
-                                 [setting_label(s) for s in settings],
-                                 **({"runoff": True} if runoff else {}))
+                                 [setting_label(s) for s in settings], runoff=runoff)
     return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
 
