@@ -24,6 +24,10 @@ Roles:
              (``graphi_tf.lab.bound``), the untraced median and the usable cores. It runs the
              case's ``Case.reference_case()`` (a function-mode model as its graph build, a
              tf2-loaded SavedModel through the TF1 loader) and says so in "note".
+  arm --lockstep  the warm-up (and --settle-autotune), then ``{"lockstep": "ready"}`` on stdout;
+             for each ``phase N D`` line on stdin, D untimed and N timed steps, answered by
+             ``{"step_times_ms": [...]}``; after ``end``, the arm's result (every phase's
+             times in "step_times_ms"). ``graphi_tf.lab.lockstep`` drives it.
   check      builds the step once and closes it; a bad case (cli_common.UsageError, e.g. a
              .keras file that needs custom objects) is reported in "usage_error".
 
@@ -87,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="GRAPHI: after the warm-up, keep stepping (at most MAX more steps) while the "
                         "main graph's online autotuning is still waiting or exploring, so the timed "
                         "steps measure what it settled on (default 0: do not wait)")
+    p.add_argument("--lockstep", action="store_true",
+                   help="arm: after the warm-up, send a ready line and time one phase per 'phase N D' "
+                        "line on stdin (D untimed, N timed steps) until 'end' (graphi_tf.lab.lockstep)")
     return p
 
 
@@ -282,18 +289,21 @@ def _cache_entries() -> Optional[List[str]]:
 # ------------------------------------------------------------------------ roles
 
 
-def _run(args: argparse.Namespace) -> Dict[str, Any]:
+Emit = Callable[[Dict[str, Any]], None]
+
+
+def _run(args: argparse.Namespace, emit: Emit) -> Dict[str, Any]:
     result: Dict[str, Any] = {"role": args.role, "executor": args.executor, "inter_op": args.inter,
                               "intra_op": args.intra, "pid": os.getpid(),
                               "cache_dir": environment.read().cache_dir or None,
                               "cache_entries_at_start": _cache_entries()}
     try:
-        return _run_role(args, result)
+        return _run_role(args, result, emit)
     finally:
         result["cache_entries_at_end"] = _cache_entries()
 
 
-def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any]:
+def _run_role(args: argparse.Namespace, result: Dict[str, Any], emit: Emit) -> Dict[str, Any]:
     import tensorflow as tf
 
     import graphi_tf
@@ -312,7 +322,10 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any]) -> Dict[str, Any
         tuned = graphi_tf.tune(step, warmup=args.warmup, steps=args.steps)
         result.update(tune=tuned.to_dict(), ok=True)
         return result
-    timed = _time_steps(step, args)
+    lockstep = args.role == "arm" and args.lockstep
+    timed = _time_steps(step, args, 0 if lockstep else args.steps)
+    if lockstep:
+        timed.times = _lockstep_phases(step, emit)
     result.update(step_times_ms=timed.times, ok=True)
     if args.role == "arm" and args.clients:
         result["clients"] = [_serve_settled(step, n, args, timed.built) for n in args.clients]
@@ -381,7 +394,24 @@ class _Timed:
     settle: Optional[Dict[str, Any]] = None
 
 
-def _time_steps(step: Callable[[], Any], args: argparse.Namespace) -> _Timed:
+def _lockstep_phases(step: Callable[[], Any], emit: Emit) -> List[float]:
+    """The lockstep protocol after the warm-up (graphi_tf.lab.lockstep); returns every
+    phase's timed steps (ms) in order."""
+    emit({"lockstep": "ready"})
+    every: List[float] = []
+    for line in sys.stdin:
+        words = line.split()
+        if words == ["end"]:
+            return every
+        if len(words) != 3 or words[0] != "phase" or not (words[1].isdigit() and words[2].isdigit()):
+            raise WorkerError(f"lockstep: expected 'phase N D' or 'end', got {line.strip()!r}")
+        times = stepstats.time_steps(step, int(words[1]), untimed=int(words[2]))
+        every.extend(times)
+        emit({"step_times_ms": times})
+    raise WorkerError("lockstep: stdin closed before 'end'")
+
+
+def _time_steps(step: Callable[[], Any], args: argparse.Namespace, steps: int) -> _Timed:
     # Graphs run while building the step (variable initializers) are not the step's.
     graphi = args.executor == "GRAPHI"
     timed = _Timed(times=[], built=_graph_steps() if graphi else {}, first={}, at_timing_start={})
@@ -413,7 +443,7 @@ def _time_steps(step: Callable[[], Any], args: argparse.Namespace) -> _Timed:
             settle_autotune()
         before_timing()
 
-    timed.times = stepstats.time_steps(step, args.steps, untimed=args.warmup, on_step=after_step,
+    timed.times = stepstats.time_steps(step, steps, untimed=args.warmup, on_step=after_step,
                                        before_timing=before_timing_settled)
     return timed
 
@@ -473,8 +503,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     json_out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    def emit(message: Dict[str, Any]) -> None:
+        json_out.write(json.dumps(message) + "\n")
+        json_out.flush()
+
     try:
-        result = _run(args)
+        result = _run(args, emit)
     except Exception as e:  # noqa: BLE001  (reported to the orchestrator, which goes on)
         traceback.print_exc()
         result = {"role": args.role, "ok": False, "error": f"{type(e).__name__}: {e}"}

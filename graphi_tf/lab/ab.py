@@ -38,6 +38,7 @@ arms are graphi_tf.lab.arms.CLIENT_ARMS.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -54,6 +55,7 @@ from graphi_tf.lab import cli_common
 from graphi_tf import decision as _decision
 from graphi_tf.lab import report as _report
 from graphi_tf.lab import clients as _clients
+from graphi_tf.lab import lockstep as _lockstep
 from graphi_tf import stepstats
 from graphi_tf._argtypes import int_at_least as _int_at_least
 from graphi_tf.lab.cli_common import Case
@@ -239,6 +241,11 @@ def _add_case_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=_positive_float, default=_clients.DEFAULT_DURATION_S,
                         metavar="SECONDS",
                         help=f"--clients: seconds of each client phase (default {_clients.DEFAULT_DURATION_S:g})")
+    parser.add_argument("--lockstep", type=_int_at_least(1), default=None, metavar="CYCLES",
+                        help="time the arms in lockstep (graphi_tf.lab.lockstep): each round starts every arm's "
+                             "process and warms each up alone, then runs CYCLES cycles in which every arm in turn "
+                             "times --steps steps while the others wait; each phase is a round of the report, so "
+                             "drift over seconds on a shared machine cancels out of the ratios. Not with --clients")
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
@@ -332,9 +339,14 @@ def worker_env() -> Dict[str, str]:
     return env
 
 
+def worker_command(python: str, argv: Sequence[str]) -> List[str]:
+    """The command line of a worker process with options ``argv``."""
+    return [python, "-m", "graphi_tf.lab._ab_worker", *argv]
+
+
 def run_process(python: str, argv: List[str], env: Dict[str, str], timeout: float) -> Dict[str, Any]:
     """Runs one worker; returns {"ok", "result", "error", "stderr_tail", "wall_s", "argv"}."""
-    cmd = [python, "-m", "graphi_tf.lab._ab_worker"] + argv
+    cmd = worker_command(python, argv)
     rec: Dict[str, Any] = {"argv": cmd, "ok": False, "result": None, "error": None, "stderr_tail": None}
     start = time.monotonic()
     try:
@@ -383,6 +395,10 @@ class _Runner:
         return run_process(self.python, ["--role", role, "--executor", executor, *self.case_argv, *argv],
                            dict(self.base_env, **env), self.timeout)
 
+    def command(self, role: str, executor: str, argv: Sequence[str]) -> List[str]:
+        """The command line of a worker (``run_process`` runs the same)."""
+        return worker_command(self.python, ["--role", role, "--executor", executor, *self.case_argv, *argv])
+
     def run_with_empty_cache(self, role: str, executor: str, argv: Sequence[str],
                              env: Dict[str, str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
         """Runs with a new empty GRAPHI_CACHE_DIR for this process alone: nothing an earlier
@@ -400,7 +416,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
            timeout: float = DEFAULT_TIMEOUT_S,
            python: str = sys.executable, png: bool = True, extra_settings: Optional[Dict[str, Any]] = None,
            env_arms: Sequence[Arm] = (), clients: Optional[Sequence[int]] = None,
-           duration: float = _clients.DEFAULT_DURATION_S) -> Dict[str, Any]:
+           duration: float = _clients.DEFAULT_DURATION_S, lockstep: Optional[int] = None) -> Dict[str, Any]:
     """Runs the A/B comparison and writes ab.json, ab.md (and ab.png) into ``out_dir``.
 
     The stages: the case check (``check_case``; nothing is written before it passes), the
@@ -409,9 +425,14 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     ``Case.reference_case``), then ``graphi_tf.lab.report``. Returns the report document
     (``graphi_tf.lab.report`` schema; with ``clients``, every arm process also serves each
     number of concurrent clients for ``duration`` seconds, and the document gains the
-    "clients" section of ``graphi_tf.lab.clients.client_report``). Raises ValueError for an unknown arm name,
+    "clients" section of ``graphi_tf.lab.clients.client_report``; with ``lockstep``, every round
+    is one set of processes timed in ``lockstep`` cycles of phases, each phase a round of the
+    report: ``graphi_tf.lab.lockstep``). Raises ValueError for an unknown arm name or
+    ``lockstep`` with ``clients``,
     cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
     """
+    if lockstep and clients:
+        raise ValueError("--lockstep times single-stream steps; it cannot go with --clients")
     cores = usable_cores()
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
@@ -425,7 +446,7 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
                 "sweep": sweep, "tune_warmup": tune_warmup, "tune_steps": tune_steps,
                 "trace_steps": trace_steps, "settle_autotune": settle_autotune, "timeout_s": timeout,
                 "python": python, "clients": list(clients or []), "duration_s": duration if clients else None,
-                **(extra_settings or {})}
+                "lockstep_cycles": lockstep, **(extra_settings or {})}
     raw = _raw_document(case, cores, arm_list, settings)
     tune_error = None
     if any(a.cache == "tuned" for a in arm_list):
@@ -434,6 +455,9 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     for r in range(repeats):
         shift = r % len(arm_list)
         order = arm_list[shift:] + arm_list[:shift]
+        if lockstep:
+            _lockstep_round(runner, raw, order, r, lockstep, warmup, steps, tune_error, settle_autotune)
+            continue
         raw["order"].append([a.name for a in order])
         for arm in order:
             record = _arm_round(runner, arm, r, warmup, steps, tune_error, raw["tune"], settle_autotune)
@@ -508,13 +532,8 @@ def _tuning_run(runner: _Runner, tune_warmup: int, tune_steps: int) -> Dict[str,
             "cache_entries": result.get("cache_entries_at_end")}
 
 
-def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_error: Optional[str],
-               tune: Optional[Dict[str, Any]], settle_autotune: int = 0) -> Dict[str, Any]:
-    """One process of ``arm`` in round ``r``; returns its round record."""
-    record: Dict[str, Any] = {"round": r}
-    if arm.cache == "tuned" and tune_error:
-        record.update(ok=False, error=tune_error, stderr_tail=(tune or {}).get("stderr_tail"))
-        return record
+def _arm_argv(runner: _Runner, arm: Arm, warmup: int, steps: int, settle_autotune: int) -> List[str]:
+    """The worker options of one process of ``arm`` (role arm), but its cache's."""
     argv = ["--warmup", str(warmup), "--steps", str(steps), *runner.client_argv]
     if arm.name == _arms.GRAPHI_AUTO and settle_autotune > 0:
         argv += ["--settle-autotune", str(settle_autotune)]
@@ -523,23 +542,93 @@ def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_
     if arm.intra_op is not None:
         argv += ["--intra", str(arm.intra_op)]
     if arm.cache == "tuned":
+        argv += ["--expect-source", "cache"]
+    return argv
+
+
+def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_error: Optional[str],
+               tune: Optional[Dict[str, Any]], settle_autotune: int = 0) -> Dict[str, Any]:
+    """One process of ``arm`` in round ``r``; returns its round record."""
+    record: Dict[str, Any] = {"round": r}
+    if arm.cache == "tuned" and tune_error:
+        record.update(ok=False, error=tune_error, stderr_tail=(tune or {}).get("stderr_tail"))
+        return record
+    argv = _arm_argv(runner, arm, warmup, steps, settle_autotune)
+    if arm.cache == "tuned":
         env = dict(arm.env, GRAPHI_CACHE_DIR=runner.tuned_cache)
-        rec = runner.run("arm", arm.executor, argv + ["--expect-source", "cache"], env)
+        rec = runner.run("arm", arm.executor, argv, env)
     else:
         rec, env = runner.run_with_empty_cache("arm", arm.executor, argv, dict(arm.env))
     result = rec["result"] or {}
-    record.update(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
-                  stderr_tail=rec["stderr_tail"], argv=rec["argv"],
-                  env={k: v for k, v in env.items() if k.startswith("GRAPHI_")},
-                  step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
-                  examples_per_step=result.get("examples_per_step"),
-                  graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
-                  autotune=result.get("autotune"), proof=result.get("proof"),
-                  autotune_settle=result.get("autotune_settle"), cache_dir=result.get("cache_dir"),
-                  clients=result.get("clients") if rec["ok"] else None,
-                  cache_entries_at_start=result.get("cache_entries_at_start"),
-                  cache_entries_at_end=result.get("cache_entries_at_end"))
+    record.update(_record_fields(rec, result, env))
     return record
+
+
+def _lockstep_round(runner: _Runner, raw: Dict[str, Any], order: Sequence[Arm], r: int, cycles: int,
+                    warmup: int, steps: int, tune_error: Optional[str], settle_autotune: int) -> None:
+    """Round ``r`` in lockstep (graphi_tf.lab.lockstep): one process per arm, ``cycles`` phases
+    each; appends one round record per phase to ``raw``'s arms (round r * cycles + cycle; the
+    process's autotuning state on its first phase's record only, so counts stay per process)."""
+    specs: List[_lockstep.ProcessSpec] = []
+    envs: Dict[str, Dict[str, str]] = {}
+    commands: Dict[str, List[str]] = {}
+    skipped = {a.name for a in order if a.cache == "tuned" and tune_error}
+    with contextlib.ExitStack() as stack:
+        for arm in order:
+            if arm.name in skipped:
+                continue
+            if arm.cache == "tuned":
+                env = dict(arm.env, GRAPHI_CACHE_DIR=runner.tuned_cache)
+            else:
+                empty = stack.enter_context(tempfile.TemporaryDirectory(prefix="graphi_ab_empty_cache_"))
+                env = dict(arm.env, GRAPHI_CACHE_DIR=empty)
+            envs[arm.name] = env
+            argv = [*_arm_argv(runner, arm, warmup, steps, settle_autotune), "--lockstep"]
+            commands[arm.name] = runner.command("arm", arm.executor, argv)
+            specs.append(_lockstep.ProcessSpec(arm.name, commands[arm.name], dict(runner.base_env, **env)))
+        outcome = _lockstep.run_round(specs, cycles, steps, runner.timeout,
+                                      log=lambda text: _log(f"[round {r + 1}] {text}"))
+    names = [a.name for a in order]
+    for c in range(cycles):
+        shift = c % len(names)
+        raw["order"].append(names[shift:] + names[:shift])
+    for arm in order:
+        for c in range(cycles):
+            record: Dict[str, Any] = {"round": r * cycles + c, "process_round": r, "cycle": c}
+            if arm.name in skipped:
+                record.update(ok=False, error=tune_error, stderr_tail=(raw.get("tune") or {}).get("stderr_tail"))
+            else:
+                got = outcome[arm.name]
+                result = dict(got["result"] or {})
+                times = got["phases"][c]
+                ok = bool(result.get("ok")) and times is not None
+                rec = {"ok": ok, "wall_s": got["wall_s"], "error": got["error"] or (None if ok else "no phase"),
+                       "stderr_tail": got["stderr_tail"], "argv": commands[arm.name]}
+                result["step_times_ms"] = times
+                if c > 0:  # one process: its autotuning counted once
+                    result.update(autotune=None, autotune_settle=None)
+                record.update(_record_fields(rec, result, envs[arm.name]))
+                record["lockstep_ready_s"] = got["ready_s"]
+            raw["arms"][arm.name]["rounds"].append(record)
+        done = [rd for rd in raw["arms"][arm.name]["rounds"][-cycles:] if rd["ok"]]
+        status = (f"{len(done)} phases, median {stepstats.median([stepstats.median(rd['step_times_ms']) for rd in done]):.3f} ms"
+                  if done else f"FAILED ({raw['arms'][arm.name]['rounds'][-1]['error']})")
+        _log(f"[round {r + 1}, lockstep] {arm.name}: {status}")
+
+
+def _record_fields(rec: Dict[str, Any], result: Dict[str, Any], env: Dict[str, str]) -> Dict[str, Any]:
+    """A round record's fields from a worker's run (``run_process``'s record) and result."""
+    return dict(ok=rec["ok"], wall_s=rec.get("wall_s"), error=rec["error"],
+                stderr_tail=rec["stderr_tail"], argv=rec["argv"],
+                env={k: v for k, v in env.items() if k.startswith("GRAPHI_")},
+                step_times_ms=result.get("step_times_ms") if rec["ok"] else None,
+                examples_per_step=result.get("examples_per_step"),
+                graph_nodes=result.get("graph_nodes"), setting=result.get("setting"),
+                autotune=result.get("autotune"), proof=result.get("proof"),
+                autotune_settle=result.get("autotune_settle"), cache_dir=result.get("cache_dir"),
+                clients=result.get("clients") if rec["ok"] else None,
+                cache_entries_at_start=result.get("cache_entries_at_start"),
+                cache_entries_at_end=result.get("cache_entries_at_end"))
 
 
 def _round_status(record: Dict[str, Any]) -> str:
@@ -655,7 +744,8 @@ def run(args: argparse.Namespace) -> int:
                      repeats=args.repeats, sweep=args.sweep, tune_warmup=args.tune_warmup,
                      tune_steps=args.tune_steps, trace_steps=args.trace_steps,
                      settle_autotune=args.settle_autotune, timeout=args.timeout,
-                     python=args.python, png=not args.no_png, env_arms=args.graphi_env)
+                     python=args.python, png=not args.no_png, env_arms=args.graphi_env,
+                     lockstep=args.lockstep)
     except (cli_common.UsageError, ValueError) as e:
         return cli_common.error(str(e))
     except CaseCheckError as e:

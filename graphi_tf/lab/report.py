@@ -588,12 +588,29 @@ def _bound_text(doc: Dict[str, Any]) -> str:
     return f"physical limit: not measured ({b['error']})"
 
 
+def _lockstep_text(doc: Dict[str, Any], cycles: int) -> str:
+    """What a lockstep run's "rounds" are, and the IQR of the headline ratios over them."""
+    s = doc.get("settings", {})
+    text = (f"lockstep (graphi_tf.lab.lockstep): {s.get('repeats')} round(s) of one process per arm, each "
+            f"timed in {cycles} alternating phases of {s.get('steps')} steps; a ratio's rounds are phases")
+    parts = []
+    for sp in doc.get("speedups", []):
+        ratios = sorted(sp.get("round_ratios") or [])
+        if sp.get("text") in doc.get("headlines", []) and ratios:
+            parts.append(f"{sp['arm']} vs {sp['baseline']} {sp['ratio']:.3f} "
+                         f"[IQR {percentile(ratios, 0.25):.3f}-{percentile(ratios, 0.75):.3f}]")
+    return text + ("; per-phase ratios: " + ", ".join(parts) if parts else "")
+
+
 def _notes(doc: Dict[str, Any]) -> List[str]:
     notes = ["p25, p75: the interquartile range (IQR) of all timed steps of an arm (ab.png's whiskers)"]
     best = doc.get("stock_best")
     if best:
         notes.append(f"stock best of the inter/intra sweep (by median): {best['arm']} "
                      f"({best['median_ms']:.3f} ms), marked *")
+    cycles = doc.get("settings", {}).get("lockstep_cycles")
+    if cycles:
+        notes.append(_lockstep_text(doc, int(cycles)))
     for name, arm in doc["arms"].items():
         autotune = _autotune_text(name, arm)
         if autotune:

@@ -1,0 +1,190 @@
+"""``graphi-tf ab --lockstep CYCLES``: the arms' processes timed in short alternating phases.
+
+On a shared VM the speed of a multi-threaded step drifts over seconds: on a 2-vCPU Xeon the
+LSTM SavedModel's median over 500 steps moved between 1.9 and 3.0 ms within one stock process,
+while a one-thread loop stayed within 5% (docs/design.md, "Lockstep rounds"). Whole processes
+run one after another then differ by ±25% whatever they run. TensorFlow fixes its pools per
+process, so the arms still need a process each; here they live side by side instead:
+
+1. Each arm's process is started and warmed up (and, for GRAPHI auto, settled) alone, while
+   the processes started before it wait on their stdin.
+2. Then ``cycles`` cycles: in each, every arm in turn (the order rotated every cycle) runs
+   ``discard`` untimed and ``steps`` timed steps while the others wait. Each phase is one
+   "round" of the report, so its ratios pair phases a second or so apart.
+3. Each process is told to end, and reports as a normal arm process does (its setting, the
+   autotuner's state, the proof that a stock arm ran no GRAPHI).
+
+The protocol with the worker (``graphi_tf.lab._ab_worker --lockstep``), one JSON line per
+message on its stdout: ``{"lockstep": "ready"}`` after the warm-up; for each ``phase N D``
+line on its stdin, ``{"step_times_ms": [...]}``; after ``end``, its result. A process that
+fails, exits or exceeds ``timeout`` seconds for any message fails its remaining phases; the
+other arms go on.
+
+Imports nothing of TensorFlow or GRAPHI; ``graphi_tf.lab.ab`` builds the processes' commands.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import selectors
+import subprocess
+import tempfile
+import time
+from typing import IO, Any, Dict, List, Optional, Sequence
+
+# Untimed steps at the start of every phase: the first steps after a wait run on parked
+# threads and caches the other processes used.
+DISCARD_PER_PHASE = 3
+STDERR_TAIL_CHARS = 4000
+
+
+@dataclasses.dataclass(frozen=True)
+class ProcessSpec:
+    """One arm's process: its name, command line and environment."""
+
+    name: str
+    cmd: List[str]
+    env: Dict[str, str]
+
+
+class WorkerFailed(RuntimeError):
+    """A lockstep worker exited, sent something that is not a JSON object, or timed out."""
+
+
+class LockstepWorker:
+    """One running arm process and its line protocol. Not thread-safe (one caller)."""
+
+    def __init__(self, spec: ProcessSpec, timeout: float):
+        self.spec = spec
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()
+        self._buffer = b""
+        self._proc = subprocess.Popen(spec.cmd, env=spec.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._stderr)
+        self._selector = selectors.DefaultSelector()
+        assert self._proc.stdout is not None
+        self._selector.register(self._proc.stdout, selectors.EVENT_READ)
+        self.error: Optional[str] = None
+
+    def read(self) -> Dict[str, Any]:
+        """The worker's next JSON line; raises WorkerFailed."""
+        deadline = time.monotonic() + self.timeout
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._selector.select(left):
+                raise WorkerFailed(f"timed out after {self.timeout:.0f} s")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self._proc.wait()
+                raise WorkerFailed(f"exit status {self._proc.returncode}, no JSON result on stdout")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            raise WorkerFailed(f"sent {line[:200]!r}, not a JSON object")
+        return message
+
+    def send(self, text: str) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write((text + "\n").encode())
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError) as e:
+            raise WorkerFailed(f"exited before {text.split()[0]!r} ({e})") from None
+
+    def phase(self, steps: int, discard: int) -> List[float]:
+        self.send(f"phase {steps} {discard}")
+        times = self.read().get("step_times_ms")
+        if not isinstance(times, list) or len(times) != steps:
+            raise WorkerFailed(f"a phase of {steps} steps returned {times!r}")
+        return [float(t) for t in times]
+
+    def end(self) -> Dict[str, Any]:
+        """Asks the worker to end; returns its result (``ok`` false with ``error`` if it failed)."""
+        self.send("end")
+        result = self.read()
+        self._proc.wait(timeout=self.timeout)
+        if self._proc.returncode != 0 and result.get("ok"):
+            result = dict(result, ok=False, error=f"exit status {self._proc.returncode}")
+        return result
+
+    def stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")[-STDERR_TAIL_CHARS:]
+
+    def kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def close(self) -> None:
+        self.kill()
+        self._selector.close()
+        for stream in (self._proc.stdin, self._proc.stdout, self._stderr):
+            if stream is not None:
+                stream.close()
+
+    def wall_s(self) -> float:
+        return time.monotonic() - self.started
+
+
+def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: float, *,
+              discard: int = DISCARD_PER_PHASE, log=None) -> Dict[str, Dict[str, Any]]:
+    """Runs one lockstep round of ``specs`` (their order is the first cycle's).
+
+    Returns, per arm name: {"phases": per cycle the timed step times (ms) or None where the
+    process had failed, "result": its final result or None, "error", "stderr_tail",
+    "wall_s", "ready_s" (its warm-up)}.
+    """
+    out: Dict[str, Dict[str, Any]] = {
+        s.name: {"phases": [None] * cycles, "result": None, "error": None, "stderr_tail": None,
+                 "wall_s": None, "ready_s": None} for s in specs}
+    workers: Dict[str, LockstepWorker] = {}
+
+    def fail(name: str, error: str) -> None:
+        worker = workers.pop(name)
+        worker.kill()
+        out[name].update(error=error, stderr_tail=worker.stderr_tail(), wall_s=worker.wall_s())
+        worker.close()
+        if log is not None:
+            log(f"{name}: FAILED ({error})")
+
+    try:
+        for spec in specs:  # one at a time: each warms up (and explores) alone
+            workers[spec.name] = LockstepWorker(spec, timeout)
+            try:
+                workers[spec.name].read()
+                out[spec.name]["ready_s"] = workers[spec.name].wall_s()
+            except WorkerFailed as e:
+                fail(spec.name, str(e))
+        names = [s.name for s in specs]
+        for c in range(cycles):
+            shift = c % len(names)
+            for name in names[shift:] + names[:shift]:
+                if name not in workers:
+                    continue
+                try:
+                    out[name]["phases"][c] = workers[name].phase(steps, discard)
+                except WorkerFailed as e:
+                    fail(name, str(e))
+        for name in list(workers):
+            try:
+                result = workers[name].end()
+            except WorkerFailed as e:
+                fail(name, str(e))
+                continue
+            out[name]["result"] = result
+            out[name]["wall_s"] = workers[name].wall_s()
+            if not result.get("ok"):
+                out[name].update(error=result.get("error") or "failed", stderr_tail=workers[name].stderr_tail())
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return out

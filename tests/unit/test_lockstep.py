@@ -1,0 +1,132 @@
+"""graphi-tf ab --lockstep: the arms' processes live side by side and are timed in alternating
+phases. The protocol runs against fake workers (no TensorFlow); one short end-to-end run goes
+through the real worker."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from graphi_tf.lab import ab, lockstep, report
+
+pytestmark = pytest.mark.timeout(120)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A worker that speaks the protocol: ready, one answer per phase (its steps' "times" are its
+# name's length, so each arm's figures are known), then its result. It appends
+# "<name> <phase>" to LOG at every phase, and misbehaves as FAIL_AT says: "exit:<phase>"
+# exits at that phase, "hang:<phase>" sleeps there.
+FAKE_WORKER = textwrap.dedent("""
+    import json, os, sys, time
+    name, log, fail_at = sys.argv[1], sys.argv[2], os.environ.get("FAIL_AT", "")
+    print(json.dumps({"lockstep": "ready"}), flush=True)
+    phase = 0
+    for line in sys.stdin:
+        words = line.split()
+        if words == ["end"]:
+            print(json.dumps({"ok": True, "name": name, "phases": phase}), flush=True)
+            sys.exit(0)
+        if fail_at == f"exit:{phase}":
+            sys.exit(3)
+        if fail_at == f"hang:{phase}":
+            time.sleep(60)
+        with open(log, "a") as f:
+            f.write(f"{name} {phase}\\n")
+        print(json.dumps({"step_times_ms": [float(len(name))] * int(words[1])}), flush=True)
+        phase += 1
+""")
+
+
+def _specs(tmp_path, names, fail=None):
+    script = tmp_path / "fake_worker.py"
+    script.write_text(FAKE_WORKER)
+    log = tmp_path / "phases.log"
+    specs = []
+    for name in names:
+        env = dict(os.environ)
+        if fail and name in fail:
+            env["FAIL_AT"] = fail[name]
+        specs.append(lockstep.ProcessSpec(name, [sys.executable, str(script), name, str(log)], env))
+    return specs, log
+
+
+def test_every_arm_times_one_phase_per_cycle_in_an_order_rotated_every_cycle(tmp_path):
+    specs, log = _specs(tmp_path, ["a", "bb", "ccc"])
+    out = lockstep.run_round(specs, cycles=3, steps=4, timeout=30)
+    assert [line.split()[0] for line in log.read_text().splitlines()] == [
+        "a", "bb", "ccc", "bb", "ccc", "a", "ccc", "a", "bb"]
+    for name in ("a", "bb", "ccc"):
+        assert out[name]["phases"] == [[float(len(name))] * 4] * 3
+        assert out[name]["result"] == {"ok": True, "name": name, "phases": 3}
+        assert out[name]["error"] is None and out[name]["ready_s"] > 0
+
+
+def test_a_worker_that_exits_fails_its_remaining_phases_and_the_others_go_on(tmp_path):
+    specs, _ = _specs(tmp_path, ["a", "bb"], fail={"a": "exit:1"})
+    out = lockstep.run_round(specs, cycles=3, steps=2, timeout=30)
+    assert out["a"]["phases"] == [[1.0, 1.0], None, None]
+    assert out["a"]["result"] is None and "exit status 3" in out["a"]["error"]
+    assert out["bb"]["phases"] == [[2.0, 2.0]] * 3 and out["bb"]["result"]["ok"] is True
+
+
+def test_a_worker_that_hangs_is_killed_after_the_timeout_and_the_others_go_on(tmp_path):
+    specs, _ = _specs(tmp_path, ["a", "bb"], fail={"bb": "hang:0"})
+    out = lockstep.run_round(specs, cycles=2, steps=1, timeout=2)
+    assert out["bb"]["phases"] == [None, None] and "timed out after 2 s" in out["bb"]["error"]
+    assert out["a"]["phases"] == [[1.0], [1.0]] and out["a"]["result"]["ok"] is True
+
+
+def test_lockstep_cannot_go_with_clients(capsys):
+    from graphi_tf.lab import cli
+
+    code = cli.main(["ab", "--model", "lstm", "--lockstep", "3", "--clients", "1,4"])
+    assert code == 2
+    assert "--lockstep times single-stream steps; it cannot go with --clients" in capsys.readouterr().err
+
+
+TF1_SCRIPT = textwrap.dedent("""
+    import tensorflow as tf
+
+    def build_step():
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.constant([[0.5, 0.25], [0.125, 0.5]])
+            y = tf.add_n([tf.tanh(tf.matmul(x, x)) for _ in range(3)])
+        sess = tf.compat.v1.Session(graph=graph)
+        return lambda: sess.run(y)
+""")
+
+
+@pytest.mark.timeout(300)
+def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_path):
+    script = tmp_path / "tiny_step.py"
+    script.write_text(TF1_SCRIPT)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "2",
+         "--steps", "3", "--repeats", "2", "--lockstep", "3", "--arms", "stock_default,graphi_untuned",
+         "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
+        env=env, capture_output=True, text=True, timeout=290)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "ab.json").read_text())
+    report.check_schema(doc)
+    for name in ("stock_default", "graphi_untuned"):
+        rounds = doc["arms"][name]["rounds"]
+        assert [(r["round"], r["process_round"], r["cycle"]) for r in rounds] == [
+            (0, 0, 0), (1, 0, 1), (2, 0, 2), (3, 1, 0), (4, 1, 1), (5, 1, 2)]
+        assert all(r["ok"] and len(r["step_times_ms"]) == 3 for r in rounds)
+        # one process per round of processes, whatever the phases; its autotuning counted once
+        assert len({r["wall_s"] for r in rounds}) == 2 and rounds[0]["argv"][-1] == "--lockstep"
+        assert [r["autotune"] for r in rounds if r["cycle"] > 0] == [None] * 4
+    assert doc["arms"]["stock_default"]["proof"]["graphi_did_nothing"] is True
+    assert doc["arms"]["graphi_untuned"]["setting"]["signature"]
+    assert len(doc["order"]) == 6
+    ratio = next(sp for sp in doc["speedups"] if sp["arm"] == "graphi_untuned")
+    assert ratio["rounds"] == 6
+    assert "lockstep (graphi_tf.lab.lockstep): 2 round(s)" in proc.stdout
