@@ -30,7 +30,7 @@ best) first.
 
 Client mode, ``--clients N[,N...]`` (docs/serving.md): every arm process, after its timed
 steps, serves N concurrent closed-loop clients for ``--duration`` seconds for each N in turn
-(``graphi_tf.lab.serving``); the report gains a "clients" section (throughput and p50/p90/p99
+(``graphi_tf.lab.clients``); the report gains a "clients" section (throughput and p50/p90/p99
 latency per arm and N, per-round ratios against stock default, inter=1 intra=1 and the
 stock best at that N) and ab_clients.png (latency and throughput against N). Its default
 arms are graphi_tf.lab.arms.CLIENT_ARMS.

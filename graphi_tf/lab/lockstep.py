@@ -89,7 +89,14 @@ class LockstepWorker:
             message = None
         if not isinstance(message, dict):
             raise WorkerFailed(f"sent {line[:200]!r}, not a JSON object")
+        if message.get("ok") is False:  # the worker failed and sent its result
+            raise WorkerFailed(str(message.get("error") or "failed"))
         return message
+
+    def wait_ready(self) -> None:
+        message = self.read()
+        if message.get("lockstep") != "ready":
+            raise WorkerFailed(f"sent {message!r} instead of ready")
 
     def send(self, text: str) -> None:
         assert self._proc.stdin is not None
@@ -110,7 +117,10 @@ class LockstepWorker:
         """Asks the worker to end; returns its result (``ok`` false with ``error`` if it failed)."""
         self.send("end")
         result = self.read()
-        self._proc.wait(timeout=self.timeout)
+        try:
+            self._proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            raise WorkerFailed(f"did not exit within {self.timeout:.0f} s of its result") from None
         if self._proc.returncode != 0 and result.get("ok"):
             result = dict(result, ok=False, error=f"exit status {self._proc.returncode}")
         return result
@@ -160,7 +170,7 @@ def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: fl
         for spec in specs:  # one at a time: each warms up (and explores) alone
             workers[spec.name] = LockstepWorker(spec, timeout)
             try:
-                workers[spec.name].read()
+                workers[spec.name].wait_ready()
                 out[spec.name]["ready_s"] = workers[spec.name].wall_s()
             except WorkerFailed as e:
                 fail(spec.name, str(e))

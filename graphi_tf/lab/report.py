@@ -191,11 +191,17 @@ def speedup(x_round_medians: Sequence[Optional[float]],
     }
 
 
-def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any]) -> str:
-    """"X ran 1.42 ± 0.03 times as fast as Y (5 rounds)" (below 1: X was slower)."""
+def speedup_text(x_label: str, y_label: str, sp: Dict[str, Any], *, phases: bool = False) -> str:
+    """"X ran 1.42 ± 0.03 times as fast as Y (5 rounds)" (below 1: X was slower); with
+    ``phases`` (a lockstep run, whose rounds are phases) "X ran 0.99 [IQR 0.96-1.02] times as
+    fast as Y (120 phases)": half the range of many phases says little."""
     if sp.get("ratio") is None:
         return f"{x_label} vs {y_label}: no round where both ran"
     n = sp["rounds"]
+    if phases:
+        ratios = sp["round_ratios"]
+        return (f"{x_label} ran {sp['ratio']:.3f} [IQR {percentile(ratios, 0.25):.3f}-"
+                f"{percentile(ratios, 0.75):.3f}] times as fast as {y_label} ({n} phase{'s' if n != 1 else ''})")
     rounds = f"{n} round{'s' if n != 1 else ''}"
     return f"{x_label} ran {sp['ratio']:.2f} ± {sp['spread']:.2f} times as fast as {y_label} ({rounds})"
 
@@ -273,7 +279,8 @@ def build_report(raw: Dict[str, Any]) -> Dict[str, Any]:
     arms = {name: _arm_entry(name, arm, doc["bound"]["lower_bound_ms"]) for name, arm in raw_arms.items()}
     doc["arms"] = arms
     doc["stock_best"] = _stock_best(arms)
-    doc["speedups"], doc["headlines"] = _comparisons(arms, doc["stock_best"])
+    doc["speedups"], doc["headlines"] = _comparisons(arms, doc["stock_best"],
+                                                     phases=bool(doc["settings"].get("lockstep_cycles")))
     doc["lead_arm"], doc["lead"] = _lead_lines(arms, doc["stock_best"], doc["speedups"])
     return doc
 
@@ -351,8 +358,8 @@ def _stock_best(arms: Dict[str, Dict[str, Any]]) -> Optional[Dict[str, Any]]:
             "label": f"{arm_label(STOCK_BEST)} ({arm_label(best)[len('stock '):]})"}
 
 
-def _comparisons(arms: Dict[str, Dict[str, Any]],
-                 stock_best: Optional[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[str]]:
+def _comparisons(arms: Dict[str, Dict[str, Any]], stock_best: Optional[Dict[str, Any]], *,
+                 phases: bool = False) -> Tuple[List[Dict[str, Any]], List[str]]:
     """(speedups, headlines): every arm against stock default (setting its
     ``speedup_vs_stock_default``), the GRAPHI table arms against stock best, the custom arms
     against graphi_untuned; the headlines in the GRAPHI arms' rank order."""
@@ -361,7 +368,7 @@ def _comparisons(arms: Dict[str, Dict[str, Any]],
 
     def compare(x: str, y: str, y_label: str, headline: bool) -> Dict[str, Any]:
         sp = {"arm": x, "baseline": y, **speedup(arms[x]["round_medians_ms"], arms[y]["round_medians_ms"])}
-        sp["text"] = speedup_text(arms[x]["label"], y_label, sp)
+        sp["text"] = speedup_text(arms[x]["label"], y_label, sp, phases=phases)
         speedups.append(sp)
         if headline and sp["ratio"] is not None:
             headlines.append(sp["text"])
@@ -589,17 +596,23 @@ def _bound_text(doc: Dict[str, Any]) -> str:
 
 
 def _lockstep_text(doc: Dict[str, Any], cycles: int) -> str:
-    """What a lockstep run's "rounds" are, and the IQR of the headline ratios over them."""
+    """What a lockstep run's "rounds" are and, for the headline ratios, the range of the
+    median ratio of each round of processes (what differs between processes stays in it)."""
     s = doc.get("settings", {})
     text = (f"lockstep (graphi_tf.lab.lockstep): {s.get('repeats')} round(s) of one process per arm, each "
             f"timed in {cycles} alternating phases of {s.get('steps')} steps; a ratio's rounds are phases")
     parts = []
     for sp in doc.get("speedups", []):
-        ratios = sorted(sp.get("round_ratios") or [])
-        if sp.get("text") in doc.get("headlines", []) and ratios:
-            parts.append(f"{sp['arm']} vs {sp['baseline']} {sp['ratio']:.3f} "
-                         f"[IQR {percentile(ratios, 0.25):.3f}-{percentile(ratios, 0.75):.3f}]")
-    return text + ("; per-phase ratios: " + ", ".join(parts) if parts else "")
+        if sp.get("text") not in doc.get("headlines", []) or not sp.get("round_ratios"):
+            continue
+        by_process: Dict[int, List[float]] = {}
+        x_rounds, y_rounds = doc["arms"][sp["arm"]]["rounds"], doc["arms"][sp["baseline"]]["rounds"]
+        for xr, yr in zip(x_rounds, y_rounds):
+            if xr.get("median_ms") and yr.get("median_ms"):
+                by_process.setdefault(int(xr.get("process_round", 0)), []).append(yr["median_ms"] / xr["median_ms"])
+        processes = sorted(median(v) for v in by_process.values())
+        parts.append(f"{sp['arm']} vs {sp['baseline']} {processes[0]:.3f}-{processes[-1]:.3f}")
+    return text + ("; the median ratio of each round of processes ranged: " + ", ".join(parts) if parts else "")
 
 
 def _notes(doc: Dict[str, Any]) -> List[str]:

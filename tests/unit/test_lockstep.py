@@ -18,10 +18,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # A worker that speaks the protocol: ready, one answer per phase (its steps' "times" are its
 # name's length, so each arm's figures are known), then its result. It appends
 # "<name> <phase>" to LOG at every phase, and misbehaves as FAIL_AT says: "exit:<phase>"
-# exits at that phase, "hang:<phase>" sleeps there.
+# exits at that phase, "hang:<phase>" sleeps there, "error:<phase>" (or "error:warmup") sends
+# a failed result, as the real worker does when its step raises.
 FAKE_WORKER = textwrap.dedent("""
     import json, os, sys, time
     name, log, fail_at = sys.argv[1], sys.argv[2], os.environ.get("FAIL_AT", "")
+    if fail_at == "error:warmup":
+        print(json.dumps({"ok": False, "error": "boom in the warm-up"}), flush=True)
+        sys.exit(1)
     print(json.dumps({"lockstep": "ready"}), flush=True)
     phase = 0
     for line in sys.stdin:
@@ -33,6 +37,9 @@ FAKE_WORKER = textwrap.dedent("""
             sys.exit(3)
         if fail_at == f"hang:{phase}":
             time.sleep(60)
+        if fail_at == f"error:{phase}":
+            print(json.dumps({"ok": False, "error": f"boom in phase {phase}"}), flush=True)
+            sys.exit(1)
         with open(log, "a") as f:
             f.write(f"{name} {phase}\\n")
         print(json.dumps({"step_times_ms": [float(len(name))] * int(words[1])}), flush=True)
@@ -77,6 +84,15 @@ def test_a_worker_that_hangs_is_killed_after_the_timeout_and_the_others_go_on(tm
     out = lockstep.run_round(specs, cycles=2, steps=1, timeout=2)
     assert out["bb"]["phases"] == [None, None] and "timed out after 2 s" in out["bb"]["error"]
     assert out["a"]["phases"] == [[1.0], [1.0]] and out["a"]["result"]["ok"] is True
+
+
+@pytest.mark.parametrize("fail_at, error", [("error:warmup", "boom in the warm-up"),
+                                             ("error:1", "boom in phase 1")])
+def test_a_worker_that_fails_is_reported_with_its_own_error(tmp_path, fail_at, error):
+    specs, _ = _specs(tmp_path, ["a", "bb"], fail={"a": fail_at})
+    out = lockstep.run_round(specs, cycles=2, steps=1, timeout=30)
+    assert out["a"]["error"] == error and out["a"]["result"] is None
+    assert out["bb"]["phases"] == [[2.0], [2.0]] and out["bb"]["result"]["ok"] is True
 
 
 def test_lockstep_cannot_go_with_clients(capsys):
@@ -130,3 +146,5 @@ def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_pa
     ratio = next(sp for sp in doc["speedups"] if sp["arm"] == "graphi_untuned")
     assert ratio["rounds"] == 6
     assert "lockstep (graphi_tf.lab.lockstep): 2 round(s)" in proc.stdout
+    # the headline gives the IQR of the phases' ratios, not half their range
+    assert "[IQR " in ratio["text"] and ratio["text"].endswith("times as fast as stock default (6 phases)")
