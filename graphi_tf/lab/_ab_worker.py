@@ -503,6 +503,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     json_out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+
     def emit(message: Dict[str, Any]) -> None:
         json_out.write(json.dumps(message) + "\n")
         json_out.flush()

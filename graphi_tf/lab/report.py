@@ -522,6 +522,10 @@ def _case_title(doc: Dict[str, Any]) -> str:
     elif case.get("kind") in ("saved_model", "keras"):
         what = _external_case_text(case)
     n = s.get("repeats", "?")
+    if s.get("lockstep_cycles"):
+        return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'} of processes in lockstep, "
+                f"{s.get('warmup', '?')} warm-up steps per arm, then {s['lockstep_cycles']} phases of "
+                f"{s.get('steps', '?')} timed steps each, each arm in its own process")
     return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'}, {s.get('warmup', '?')} warm-up + "
             f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
 

@@ -146,5 +146,6 @@ def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_pa
     ratio = next(sp for sp in doc["speedups"] if sp["arm"] == "graphi_untuned")
     assert ratio["rounds"] == 6
     assert "lockstep (graphi_tf.lab.lockstep): 2 round(s)" in proc.stdout
+    assert "2 rounds of processes in lockstep, 2 warm-up steps per arm, then 3 phases of 3 timed steps" in proc.stdout
     # the headline gives the IQR of the phases' ratios, not half their range
     assert "[IQR " in ratio["text"] and ratio["text"].endswith("times as fast as stock default (6 phases)")
