@@ -589,9 +589,7 @@ def _lockstep_round(runner: _Runner, raw: Dict[str, Any], order: Sequence[Arm], 
         outcome = _lockstep.run_round(specs, cycles, steps, runner.timeout,
                                       log=lambda text: _log(f"[round {r + 1}] {text}"))
     names = [a.name for a in order]
-    for c in range(cycles):
-        shift = c % len(names)
-        raw["order"].append(names[shift:] + names[:shift])
+    raw["order"].extend(_lockstep.cycle_order(names, c) for c in range(cycles))
     for arm in order:
         for c in range(cycles):
             record: Dict[str, Any] = {"round": r * cycles + c, "process_round": r, "cycle": c}

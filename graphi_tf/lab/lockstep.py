@@ -145,6 +145,12 @@ class LockstepWorker:
         return time.monotonic() - self.started
 
 
+def cycle_order(names: Sequence[str], cycle: int) -> List[str]:
+    """The order in which ``names`` time their phases in cycle ``cycle``: rotated by one a cycle."""
+    shift = cycle % len(names)
+    return [*names[shift:], *names[:shift]]
+
+
 def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: float, *,
               discard: int = DISCARD_PER_PHASE, log=None) -> Dict[str, Dict[str, Any]]:
     """Runs one lockstep round of ``specs`` (their order is the first cycle's).
@@ -176,8 +182,7 @@ def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: fl
                 fail(spec.name, str(e))
         names = [s.name for s in specs]
         for c in range(cycles):
-            shift = c % len(names)
-            for name in names[shift:] + names[:shift]:
+            for name in cycle_order(names, c):
                 if name not in workers:
                     continue
                 try:
