@@ -299,8 +299,8 @@ class CacheEntry:
         shape (settings as "ExT" labels, round indices 0-based)::
 
             {"default": "2x1", "chosen": "1x2", "adopted": true,
-             "reason": "1x2 adopted: 0.83 ± 0.04 of the default 2x1 over 6 rounds",
-             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.2},   # optional
+             "reason": "1x2 adopted: 0.83 of the default 2x1, faster in 6 of 6 rounds, 5 needed",
+             "rule": {"min_rounds_to_adopt": 3, "eliminate_ratio": 1.1},   # optional
              "evidence": [{"setting": "2x1", "round_medians_ms": [25.1, 24.9, ...],
                            "ratios": [1.0, 1.0, ...], "ratio_median": 1.0,
                            "ratio_spread": 0.0, "eliminated_after_round": null},

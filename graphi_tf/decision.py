@@ -12,9 +12,13 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
 1. For each setting s: ``ratios = [m[r][s] / m[r][d] for every round r where both were
    timed]`` (s's step time as a fraction of the default's in the same round, so noise
    that slows the whole machine for a round cancels out); the ratio median, and the
-   spread = half the range of the ratios (as ``graphi-tf ab`` reports speedups).
+   spread: how far above the median the median's upper confidence bound lies. The bound
+   is the k-th smallest ratio, k = ``WinsNeeded(n)`` (native) for n ratios: the least k such
+   that a setting no faster than the default (each round a fair coin) is faster in at
+   least k of n rounds with probability at most ``SIGN_TEST_ALPHA``.
 2. s != d *qualifies* iff it has at least ``MIN_ROUNDS_TO_ADOPT`` ratios and
-   median + spread < 1: it beat the default by more than its spread.
+   median + spread < 1: it beat the default by more than its spread, which is the sign
+   test "faster in at least ``WinsNeeded(n)`` of n rounds".
 3. ``chosen`` is the qualifying setting with the lowest median (ties: the earlier in
    ``order``); if none qualifies, the default is kept.
 4. Elimination (while timing): after each round, a setting more than ``ELIMINATE_RATIO``
@@ -26,10 +30,11 @@ The rule, for per-round medians ``m[r][s]`` (ms) and the default setting ``d``:
    rounds (never all of them: the closest stays). Those visits are a setting's first
    (cold), so they are not among the rounds.
 6. Runoff (the online autotuner only): when the rounds adopt nothing but a setting's median
-   is below ``RUNOFF_BELOW_RATIO``, it and the default are timed again in 4 rounds of
-   visits as long as the rounds', and the rule decides from those runoff rounds alone,
-   its spread setting aside the one ratio farthest from the median (one burst of a
-   neighbour on a VM in one of four rounds does not keep a close setting out).
+   is below ``RUNOFF_BELOW_RATIO``, it and the default are timed again in up to 8 rounds
+   of visits as long as the rounds', and the rule decides from those runoff rounds alone.
+7. Curtailment (the online autotuner only): a setting that can no longer qualify in the
+   rounds left is not timed again unless it is close enough for a runoff, and the rounds
+   (and the runoff) end as soon as their outcome is settled.
 
 Round indices are 0-based positions in ``round_medians`` everywhere in this module.
 """
@@ -46,8 +51,11 @@ Setting = Tuple[int, ...]
 stock point: TensorFlow's executor on I inter-op and A intra-op threads GRAPHI owns
 (``stock_point``)."""
 
-MIN_ROUNDS_TO_ADOPT = 2
+MIN_ROUNDS_TO_ADOPT = 3
 """A setting other than the default is adopted only with at least this many ratios."""
+
+SIGN_TEST_ALPHA = 0.2
+"""The most chance a setting no faster than the default has to qualify (step 2 above)."""
 
 ELIMINATE_RATIO = 1.1
 """A setting slower than ELIMINATE_RATIO x the default in each of >= 2 rounds is dropped."""
@@ -141,7 +149,8 @@ class SettingEvidence:
       round_medians_ms: its median step time in each round, None where it was not timed.
       ratios: its median over the default's, for each round where both were timed.
       ratio_median: median of ``ratios`` (None without ratios; 1.0 for the default).
-      ratio_spread: half the range of ``ratios`` (None without ratios; 0.0 for the default).
+      ratio_spread: how far the upper confidence bound of the median ratio lies above
+        ``ratio_median`` (rule step 2; None without ratios; 0.0 for the default).
       eliminated_after_round: the 0-based round after which it was no longer timed
         (``settings_to_eliminate``), else None.
       screening_ratio: its step time over the default's in the online autotuner's screening
@@ -167,6 +176,11 @@ class SettingEvidence:
         """How many rounds compared it with the default (``len(ratios)``)."""
         return len(self.ratios)
 
+    @property
+    def wins(self) -> int:
+        """How many of those rounds it was faster in (ratio below 1)."""
+        return sum(1 for r in self.ratios if r < 1.0)
+
     def to_dict(self) -> dict:
         return {
             "setting": self.label,
@@ -188,9 +202,9 @@ class Decision:
       default: the default setting the others were compared with.
       chosen: the setting to use: the best qualifying one, else ``default``.
       adopted: ``chosen != default``.
-      reason: one sentence saying why, e.g. "1x2 adopted: 0.83 ± 0.04 of the default 2x1
-        over 6 rounds" or "kept the default 2x1: no setting beat it by more than its
-        spread (closest: 1x2 at 0.97 ± 0.05 over 6 rounds)".
+      reason: one sentence saying why, e.g. "1x2 adopted: 0.83 of the default 2x1, faster
+        in 6 of 6 rounds, 5 needed" or "kept the default 2x1: no setting beat it by more than its
+        spread (closest: 1x2 at 0.97, faster in 4 of 6 rounds, 5 needed)".
       evidence: one ``SettingEvidence`` per setting, in ``order``.
     """
 
@@ -211,7 +225,8 @@ class Decision:
         """JSON-able form. Settings are "ExT" labels; round indices are 0-based::
 
             {"default": "2x1", "chosen": "1x2", "adopted": true, "reason": "...",
-             "rule": {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.1, "screen_out_ratio": 1.3,
+             "rule": {"min_rounds_to_adopt": 3, "sign_test_alpha": 0.2,
+                      "eliminate_ratio": 1.1, "screen_out_ratio": 1.3,
                       "runoff_below_ratio": 0.98},
              "evidence": [{"setting": "1x2",
                            "round_medians_ms": [float | null, ...],   # one per round
@@ -228,7 +243,8 @@ class Decision:
             "chosen": setting_label(self.chosen),
             "adopted": self.adopted,
             "reason": self.reason,
-            "rule": {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT, "eliminate_ratio": ELIMINATE_RATIO,
+            "rule": {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT, "sign_test_alpha": SIGN_TEST_ALPHA,
+                     "eliminate_ratio": ELIMINATE_RATIO,
                      "screen_out_ratio": SCREEN_OUT_RATIO, "runoff_below_ratio": RUNOFF_BELOW_RATIO},
             "evidence": [ev.to_dict() for ev in self.evidence],
         }
@@ -374,7 +390,7 @@ def eliminated_after_rounds(native: Any, round_medians: Sequence[Mapping[Setting
 
 
 def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], default: Setting,
-           order: Sequence[Setting], *, runoff: bool = False) -> Decision:
+           order: Sequence[Setting]) -> Decision:
     """The native rule's decision (``native.decide_setting``) on per-round median step
     times, as a ``Decision`` (see ``from_native``).
 
@@ -386,8 +402,6 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
       default: the baseline of every ratio.
       order: every setting, default included, in sweep order (breaks ties; orders the
         evidence). Settings of ``order`` that no round timed get empty evidence.
-      runoff: decide as the online autotuner's runoff does (step 6 above): from 4 rounds
-        on, the spread sets aside the one ratio farthest from the median.
 
     Raises:
       ValueError: ``default`` is not in ``order``, ``order`` repeats a setting, a round
@@ -397,7 +411,7 @@ def decide(native: Any, round_medians: Sequence[Mapping[Setting, float]], defaul
     settings = _check_inputs(round_medians, default, order)
     rounds = [{tuple(s): float(v) for s, v in m.items()} for m in round_medians]
     made = native.decide_setting(_labelled_rounds(rounds), setting_label(default),
-                                 [setting_label(s) for s in settings], runoff=runoff)
+                                 [setting_label(s) for s in settings])
     return from_native(made, rounds, settings, eliminated_after_rounds(native, rounds, default, settings))
 
 
@@ -442,15 +456,16 @@ def _rounds_text(n: int) -> str:
 
 def format_evidence(decision: Decision) -> List[str]:
     """The evidence as aligned text lines: a header, one row per setting (setting, median of
-    its round medians in ms, its ratio to the default as median ± spread, rounds compared,
+    its round medians in ms, the median of its ratios to the default, the rounds it was
+    faster in of those compared,
     marks for the chosen and default settings and eliminated ones). The reason is not
     among them (callers put it where they want it)."""
-    header = ("setting", "median ms", "vs default", "rounds")
+    header = ("setting", "median ms", "vs default", "faster in")
     body = []
     for ev in decision.evidence:
         timed = [m for m in ev.round_medians_ms if m is not None]
         median = f"{statistics.median(timed):.3f}" if timed else "-"
-        ratio = "-" if ev.ratio_median is None else f"{ev.ratio_median:.2f} ± {ev.ratio_spread:.2f}"
+        ratio = "-" if ev.ratio_median is None else f"{ev.ratio_median:.2f}"
         marks = []
         if ev.setting == decision.chosen:
             marks.append("chosen")
@@ -462,7 +477,8 @@ def format_evidence(decision: Decision) -> List[str]:
             note = (note + "  " if note else "") + f"eliminated after {_rounds_text(n)}"
         if ev.screened_out and ev.screening_ratio is not None:
             note = (note + "  " if note else "") + f"screened out at {ev.screening_ratio:.2f}x in its first visit"
-        body.append(((ev.label, median, ratio, str(ev.rounds)), note))
+        faster = "-" if ev.setting == decision.default else f"{ev.wins}/{ev.rounds}"
+        body.append(((ev.label, median, ratio, faster), note))
     widths = [max(len(header[i]), *(len(cells[i]) for cells, _ in body)) if body else len(header[i])
               for i in range(len(header))]
 

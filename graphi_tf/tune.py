@@ -6,7 +6,8 @@ setting E executor teams x T threads that fits this process's cores on whole til
 re-partitioning the teams between settings in the same process. The settings are timed in
 interleaved rounds (the order rotated each round), each setting's time is taken relative
 to the default setting's in the same round, and a setting is adopted only if it beats the
-default by more than the spread of those ratios (``graphi_tf.decision``). Otherwise the
+default by more than the spread of those ratios: if it was faster in enough of the rounds
+that chance could hardly explain it (a sign test, ``graphi_tf.decision``). Otherwise the
 default is kept. Either way the outcome is applied at once, handed with the measured node
 costs to the executor (``adopt_setting``) and stored with its evidence in the cache
 (``graphi_tf.cache``), so later processes that run the same graph start tuned.
@@ -54,8 +55,9 @@ class TuneRow:
       median_ms: median of its per-round medians.
       min_ms, max_ms: fastest and slowest timed step over all its rounds.
       round_medians_ms: its median in each round (None after it was eliminated).
-      ratio_median, ratio_spread: its per-round ratios to the default, as median and half
-        the range (``graphi_tf.decision``; 1.0 and 0.0 for the default itself).
+      ratio_median, ratio_spread: its per-round ratios to the default, as median and how
+        far above it the median's confidence bound lies (``graphi_tf.decision``; 1.0 and
+        0.0 for the default itself).
       rounds: rounds in which it was compared with the default.
       eliminated_after_round: 0-based round after which it was dropped (over
         ``decision.ELIMINATE_RATIO`` x the default in every round so far), else None.
@@ -173,7 +175,8 @@ class TuneResult:
 
 def format_table(result: TuneResult) -> str:
     """The sweep as a table, one row per setting: setting, median of its round medians (ms),
-    its ratio to the default (median ± spread of the per-round ratios), rounds compared,
+    the median of its per-round ratios to the default, the rounds it was faster in of those
+    compared,
     and marks for the chosen, default and eliminated settings; then the cache files and,
     last, the decision sentence (and whether it is in force)."""
     graph = f"graph {result.signature}" if result.signature else "no GRAPHI graph"
@@ -555,9 +558,10 @@ def tune(
        each round, a setting over ``decision.ELIMINATE_RATIO`` x the default in each of
        >= 2 rounds is eliminated (no longer timed).
     3. The native rule (``cc/tuning/tuning_decision.h``, through
-       ``graphi_tf.decision.decide``): a setting is adopted iff, over >= 2 rounds, the
-       median of its per-round ratios to the default plus half their range is < 1; the
-       lowest such median wins. Otherwise the default is kept.
+       ``graphi_tf.decision.decide``): a setting is adopted iff, over >= 3 rounds, it was
+       faster than the default in so many of them that a setting no faster would be so
+       with probability <= 1/5 (a sign test: 3 of 3, 4 of 5, 5 of 6, 6 of 8 rounds); the lowest
+       median ratio among those wins. Otherwise the default is kept.
     4. The chosen setting (adopted, or the kept default) is configured and adopted for
        every graph the step ran, with the measured node costs, and cached with the
        evidence (so later processes start with it and do not re-tune).
@@ -575,7 +579,7 @@ def tune(
         ``graphi_tf.executor_scope()``, ...). Its return value is ignored.
       warmup: untimed steps on each setting's first visit (default ``DEFAULT_WARMUP``).
       rounds: rounds of visits (default ``DEFAULT_ROUNDS``; at least
-        ``decision.MIN_ROUNDS_TO_ADOPT`` = 2).
+        ``decision.MIN_ROUNDS_TO_ADOPT`` = 3).
       steps: timed steps per visit (default ``DEFAULT_STEPS``); their median is the round's median.
       settings: (executors, threads_per_executor) pairs to try. None: ``default_settings()``,
         every symmetric setting on whole tiles including 1x1 (sequential). Each must be one

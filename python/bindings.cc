@@ -323,8 +323,7 @@ py::dict DecisionToDict(const graphi::TuningDecision& d) {
     ed["ratios"] = e.ratios;
     ed["ratio_median"] = e.ratio_median;
     ed["ratio_spread"] = e.ratio_spread;
-    ed["set_aside_ratio"] =
-        e.set_aside_ratio > 0 ? py::object(py::float_(e.set_aside_ratio)) : py::none();
+    ed["wins"] = e.wins;
     ed["qualifies"] = e.qualifies;
     ed["screening_ratio"] =
         e.screening_ratio > 0 ? py::object(py::float_(e.screening_ratio)) : py::none();
@@ -496,15 +495,13 @@ void DefineTuning(py::module_& m) {
      "(\"stock\") among them.");
   m.def("decide_setting", [](const std::vector<std::map<std::string, double>>& rounds,
                              const std::string& default_setting,
-                             const std::vector<std::string>& order, bool runoff) {
+                             const std::vector<std::string>& order) {
     return DecisionToDict(graphi::DecideSetting(
         RoundMediansFromLabels(rounds), SettingFromLabel(default_setting),
-        SettingsFromLabels(order), {},
-        runoff ? graphi::SpreadOver::kAllButTheFarthest : graphi::SpreadOver::kEveryRound));
-  }, py::arg("round_medians"), py::arg("default"), py::arg("order"), py::arg("runoff") = false,
+        SettingsFromLabels(order), {}));
+  }, py::arg("round_medians"), py::arg("default"), py::arg("order"),
      "The decision rule (tuning_decision.h): graphi_tf.tune's decisions are made here, "
-     "as the online autotuner's are. runoff=True: as the autotuner's runoff decides (the "
-     "spread sets aside the round farthest from the median, from 4 rounds on).");
+     "as the online autotuner's are (its runoff included: the same rule on its rounds).");
   m.def("settings_to_eliminate", [](const std::vector<std::map<std::string, double>>& rounds,
                                     const std::vector<std::string>& live,
                                     const std::string& default_setting) {
@@ -531,6 +528,7 @@ void DefineTuning(py::module_& m) {
   m.def("decision_rule", []() {
     py::dict d;
     d["min_rounds_to_adopt"] = graphi::kMinRoundsToAdopt;
+    d["sign_test_alpha"] = graphi::kSignTestAlpha;
     d["eliminate_ratio"] = graphi::kEliminateRatio;
     d["screen_out_ratio"] = graphi::kScreenOutRatio;
     d["runoff_below_ratio"] = graphi::kRunoffBelowRatio;

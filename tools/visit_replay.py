@@ -20,17 +20,18 @@ is the time from the end of the step before it to its own end, as the autotuner 
 first T timed steps of each visit in R consecutive rounds (what a visit of T steps would
 have timed: the switch and the discarded step are the same), in non-overlapping blocks
 after ``--skip`` rounds. Each block is decided by the native rule
-(``graphi_tf.decision.decide``: adopted iff the median of the per-round ratios plus half
-their range is below 1). ``--scale F`` multiplies the other setting's times by F: on an
+(``graphi_tf.decision.decide``: adopted iff the layout was faster in enough rounds, the
+sign test of ``cc/tuning/tuning_decision.h``; until 2026-12-07 the median of the per-round
+ratios plus half their range had to be below 1). ``--scale F`` multiplies the other setting's times by F: on an
 A/A record, a setting F times slower than the default with the default's own noise. Per
 design it prints how many blocks adopted the layout, the median ratio, and the cost in
 steps, beside each record's ratio over all its rounds.
 
 ``runoff`` replays the autotuner's whole decision on windows of R + N rounds starting at
 every round: R rounds (``--rounds``), and where they adopt nothing but leave the layout
-below the runoff ratio, the next N (``--runoff-rounds``), decided as the runoff is: once
-with every round in the spread (the rule before 2026-12-06) and once with the one ratio
-farthest from the median set aside (``decision.decide(..., runoff=True)``).
+below the runoff ratio, the next N (``--runoff-rounds``), decided from those alone as the
+runoff is (both stages here run all their rounds: the autotuner may end them sooner once
+their outcome is settled, which changes no decision).
 """
 from __future__ import annotations
 
@@ -92,16 +93,15 @@ def record(args: argparse.Namespace) -> int:
 
 
 def block_decision(native: Any, rounds: Sequence[Dict[str, List[float]]], key: str,
-                   timed: int, scale: float = 1.0, runoff: bool = False) -> Tuple[bool, float]:
+                   timed: int, scale: float = 1.0) -> Tuple[bool, float]:
     """The native rule on rounds cut to ``timed`` steps a visit, the other setting's times
-    multiplied by ``scale``: (adopted, median ratio). ``runoff``: decided as the
-    autotuner's runoff is (``graphi_tf.decision.decide(..., runoff=True)``)."""
+    multiplied by ``scale``: (adopted, median ratio)."""
     from graphi_tf import decision
 
     other = (1, 1)  # the rule needs only a setting other than the default's
     medians = [{STOCK: statistics.median(r["0x0"][:timed]),
                 other: scale * statistics.median(r[key][:timed])} for r in rounds]
-    made = decision.decide(native, medians, STOCK, [STOCK, other], runoff=runoff)
+    made = decision.decide(native, medians, STOCK, [STOCK, other])
     evidence = made.evidence_for(other)
     return made.adopted, evidence.ratio_median
 
@@ -151,14 +151,13 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def runoff(args: argparse.Namespace) -> int:
-    """The rounds and then the runoff, as the autotuner decides, both ways the runoff can
-    count its rounds."""
+    """The rounds and then the runoff, as the autotuner decides."""
     from graphi_tf import _loader, decision
 
     native = _loader.native()
     rounds_n, runoff_n, timed = args.rounds, args.runoff_rounds, args.timed
     total = 0
-    adopted = {"the rounds alone": 0, "runoff, every round": 0, "runoff, one set aside": 0}
+    adopted = {"the rounds alone": 0, "the rounds, then the runoff": 0}
     for key, rounds, recorded_timed in load_records(args.records, args.skip):
         if timed > recorded_timed:
             sys.exit(f"--timed {timed}: a record has only {recorded_timed} timed steps a visit")
@@ -173,9 +172,7 @@ def runoff(args: argparse.Namespace) -> int:
             if ratio >= decision.RUNOFF_BELOW_RATIO:
                 continue
             more = rounds[i + rounds_n:i + rounds_n + runoff_n]
-            adopted["runoff, every round"] += block_decision(native, more, key, timed, args.scale)[0]
-            adopted["runoff, one set aside"] += block_decision(native, more, key, timed, args.scale,
-                                                               runoff=True)[0]
+            adopted["the rounds, then the runoff"] += block_decision(native, more, key, timed, args.scale)[0]
     print(f"{rounds_n} rounds, then a runoff of {runoff_n}, {timed} timed steps a visit, scale "
           f"{args.scale}: {total} windows")
     for k, n in adopted.items():
@@ -206,7 +203,7 @@ def main(argv: List[str]) -> int:
     run.add_argument("records", nargs="+")
     run.add_argument("--skip", type=int, default=2, help="rounds left out at the start")
     run.add_argument("--rounds", type=int, default=3)
-    run.add_argument("--runoff-rounds", type=int, default=4)
+    run.add_argument("--runoff-rounds", type=int, default=8)
     run.add_argument("--timed", type=int, default=5, help="timed steps a visit")
     run.add_argument("--scale", type=float, default=1.0,
                      help="multiply the other setting's times (as for replay)")

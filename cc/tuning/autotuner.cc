@@ -236,8 +236,12 @@ void Autotuner::PlanVisits(Track* track, LoadClass load_class) const {
                    : static_cast<int>(std::clamp<int64_t>(
                          StepsLasting(options_.visit_target_ns, step_ns), min_timed(step_ns),
                          options_.max_timed_per_visit));
+    // Not fewer than the rounds' visits, and not one step for steps shorter
+    // than long_step_ns even where the rounds' visits are: a first visit
+    // runs on fresh threads and cold caches, and one burst in it must not
+    // screen out a setting that would win warm.
     st.screening_timed_per_visit =
-        std::min(st.timed_per_visit, options_.screening_timed_per_visit);
+        long_steps ? 1 : std::max(st.timed_per_visit, options_.screening_timed_per_visit);
   }
   st.rounds = long_steps ? options_.rounds_long : options_.rounds_short;
   st.runoff_timed_per_visit = long_steps ? 0 : st.timed_per_visit;
@@ -389,10 +393,13 @@ void Autotuner::FinishVisitLocked(Track* track) {
       NextRoundLocked(track);
       return;
     case Stage::kRunoff:
-      if (++progress_.round >= options_.runoff_rounds) {
+      ++progress_.round;
+      if (progress_.round >= options_.runoff_rounds ||
+          RoundsSettled(st.runoff_medians_ns, progress_.live, options_.default_setting,
+                        options_.runoff_rounds - progress_.round)) {
         // The runoff's rounds decide (RunoffCandidate, tuning_decision.h).
         DecideLocked(track, DecideSetting(st.runoff_medians_ns, options_.default_setting, st.order,
-                                          st.screening_medians_ns, SpreadOver::kAllButTheFarthest));
+                                          st.screening_medians_ns));
         return;
       }
       st.runoff_medians_ns.emplace_back();
@@ -406,7 +413,10 @@ void Autotuner::NextRoundLocked(Track* track) {
   // Visits left: the remaining rounds of the live settings.
   st.visits_planned =
       st.visits_done + (st.rounds - progress_.round) * static_cast<int>(progress_.live.size());
-  if (progress_.round >= st.rounds || progress_.live.size() < 2) {
+  if (progress_.round >= st.rounds || progress_.live.size() < 2 ||
+      (progress_.round > 0 && RoundsSettled(st.round_medians_ns, progress_.live,
+                                            options_.default_setting,
+                                            st.rounds - progress_.round))) {
     RunoffOrDecideLocked(track);
     return;
   }
@@ -454,14 +464,23 @@ void Autotuner::ScreenOutLocked(Track* track) {
 
 void Autotuner::EliminateLocked(Track* track) {
   AutotuneStatus& st = track->status;
-  const std::vector<Setting> drop =
+  std::vector<Setting> drop =
       SettingsToEliminate(st.round_medians_ns, progress_.live, options_.default_setting);
+  // Rounds left after this one (progress_.round is the one just finished).
+  const int rounds_left = st.rounds - progress_.round - 1;
+  for (const Setting& setting : SettingsThatCannotQualify(
+           st.round_medians_ns, progress_.live, options_.default_setting, rounds_left)) {
+    if (std::find(drop.begin(), drop.end(), setting) == drop.end()) drop.push_back(setting);
+  }
   for (const Setting& setting : drop) st.eliminated_after_round[setting] = progress_.round;
   RemoveSettings(drop, &progress_.live);
 }
 
 void Autotuner::DecideLocked(Track* track, TuningDecision decision) {
   AutotuneStatus& st = track->status;
+  // The rounds may end before the plan did (RoundsSettled): what was
+  // planned is what ran.
+  st.visits_planned = st.visits_done;
   st.decision = std::move(decision);
   st.chosen = st.decision.chosen;
   st.state = st.decision.adopted ? AutotuneState::kAdopted : AutotuneState::kKeptDefault;

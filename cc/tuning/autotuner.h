@@ -14,7 +14,10 @@
 // discards its first step (fresh teams, cold caches) and times the next few;
 // the visit's median is that round's figure. After every round a setting that
 // is clearly slower than the default, or than a setting that beats the
-// default so far (SettingsToEliminate), is dropped. When the
+// default so far (SettingsToEliminate), is dropped, and so is one that
+// can no longer qualify in the rounds left unless it is close enough for a
+// runoff (SettingsThatCannotQualify). The rounds end early once their
+// outcome is settled (RoundsSettled), and so does the runoff. When the
 // rounds are done, DecideSetting picks the layout from those rounds — a
 // non-default one only if it beat the default by more than its spread. If it
 // picked none but one setting came close (RunoffCandidate), that setting and
@@ -129,23 +132,19 @@ struct AutotuneOptions {
   // same; from 0.5 s on (with longer visits), the layout that served 1.2x
   // the requests later won.
   int64_t settle_min_ns = 500 * 1000 * 1000;
-  // A visit times the fewest steps that last this long. 60 ms (150 until
-  // 3e5d114, then 100): cutting recorded visits of 16 steps (LSTM and
-  // GoogLeNet training steps of 20-40 ms, 2-vCPU Xeon) to their first 3, 5 or
-  // 14 changed neither how often the rule adopted a 5% or 18% gain nor how
-  // often it adopted stock against itself, in 3 rounds or in a runoff's 4
-  // (tools/visit_replay.py, docs/design.md, "Visit length").
-  int64_t visit_target_ns = 60 * 1000 * 1000;
-  // Timed steps a visit of the rounds or the runoff takes at least. Three for
-  // steps shorter than discard_below_ns: a visit's figure is the median of its
-  // steps, and the median of two is their mean, which one outlier moves (in
-  // the same records 2-step visits adopted GoogLeNet's gain in 63% of 3-round
-  // blocks against 81% for 3 steps, and stock against itself in 11% of 4-round
-  // blocks against 3%). Two for steps of discard_below_ns up to long_step_ns:
-  // each is 100 ms or more of evidence, and a third would lengthen their
-  // exploration by half (not measured). Under load: the same, per client.
-  int min_timed_per_visit = 3;
-  int min_timed_per_visit_of_long_steps = 2;
+  // A visit times the fewest steps that last this long. 20 ms (60 until
+  // 2026-12-07): under the sign test (tuning_decision.h) a round counts as
+  // won or lost whatever its size, and replaying recorded visits of 16 steps
+  // (LSTM and GoogLeNet training steps of 20-40 ms, 2-vCPU Xeon), visits of
+  // one timed step decided as well as visits of two or more in as many
+  // rounds, for half the steps: the noise lies between visits, not between
+  // the steps of one (docs/design.md, "Visit length", "The sign test").
+  int64_t visit_target_ns = 20 * 1000 * 1000;
+  // Timed steps a visit of the rounds or the runoff takes at least, for
+  // steps shorter than discard_below_ns and for longer ones (each 100 ms or
+  // more of evidence). Under load: the same, per client.
+  int min_timed_per_visit = 1;
+  int min_timed_per_visit_of_long_steps = 1;
   // The screening round's visits (under load: per client).
   int screening_timed_per_visit = 2;
   // Visits of small steps: enough of them that one visit's figure is not
@@ -156,15 +155,18 @@ struct AutotuneOptions {
   int64_t discard_below_ns = 100 * 1000 * 1000;
   // Steps at least this long get rounds_long rounds of one timed step.
   int64_t long_step_ns = 1000 * 1000 * 1000;
-  // Rounds after the screening round. Three: the first three rounds of 75
-  // recorded processes of 4 or 5 rounds (the 2-vCPU Xeon's docs/results,
-  // tools/replay_rounds.py) adopted or kept as all their rounds did in 74,
-  // the same setting in 73; two rounds agreed in 64. A fourth round cost a
-  // quarter of the exploration (docs/design.md, "Screening").
-  int rounds_short = 3;
+  // Rounds after the screening round, at most: the rounds end sooner once
+  // their outcome is settled (RoundsSettled, tuning_decision.h). Twelve, and
+  // a runoff of eight (3 and 4 until 2026-12-07, under the rule of median +
+  // half the range): replaying recorded visits of 20-40 ms steps
+  // (docs/results/decision_rule_replay_2026-12-07/), this plan adopted a
+  // 3-7% LSTM gain in 65% of windows, a 16-23% GoogLeNet gain in 100%, a
+  // setting 3% slower than stock in 4% and stock against itself in 18%, in
+  // 7-11 rounds on average (runoff included).
+  int rounds_short = 12;
   int rounds_long = 3;
-  // The runoff between the default and a close setting (see above).
-  int runoff_rounds = 4;
+  // The runoff between the default and a close setting (see above), at most.
+  int runoff_rounds = 8;
   // Monotonic clock (ns); tests inject a fake one.
   std::function<int64_t()> clock;
 };

@@ -15,6 +15,25 @@ double MedianOf(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+int WinsNeeded(int rounds) {
+  GRAPHI_DCHECK(rounds >= 0);
+  // P(at least k of n fair coin flips) for k = n, n-1, ...: the least k
+  // whose tail stays within kSignTestAlpha. Exact in doubles for any n the
+  // tuners run (binomial coefficients stay far below 2^53 up to n = 50).
+  const int n = rounds;
+  double coefficient = 1;  // C(n, k), from k = n down
+  double tail = 0;         // sum of C(n, j) for j >= k
+  const double all = std::ldexp(1.0, n);
+  int needed = n + 1;
+  for (int k = n; k >= 0; --k) {
+    tail += coefficient;
+    if (tail / all > kSignTestAlpha) break;
+    needed = k;
+    coefficient = coefficient * k / (n - k + 1);
+  }
+  return needed;
+}
+
 bool ShouldEliminate(const std::vector<double>& ratios_so_far) {
   if (ratios_so_far.size() < 2) return false;
   return *std::min_element(ratios_so_far.begin(), ratios_so_far.end()) > kEliminateRatio;
@@ -35,59 +54,55 @@ std::vector<double> RatiosTo(const std::vector<std::map<Setting, double>>& round
   return ratios;
 }
 
-// Half the range of `ratios` (non-empty).
-double HalfRange(const std::vector<double>& ratios) {
-  const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-  return (*hi - *lo) / 2;
-}
-
-// The ratio SpreadOver leaves out of the spread of `ratios` (median
-// `median`), or -1 for none.
-int SetAsideIndex(const std::vector<double>& ratios, double median, SpreadOver spread_over) {
-  if (spread_over != SpreadOver::kAllButTheFarthest ||
-      static_cast<int>(ratios.size()) < kMinRoundsToSetOneAside) {
-    return -1;
-  }
-  int farthest = 0;
-  for (int i = 1; i < static_cast<int>(ratios.size()); ++i) {
-    const double d = std::abs(ratios[i] - median);
-    const double d_farthest = std::abs(ratios[farthest] - median);
-    if (d > d_farthest || (d == d_farthest && ratios[i] < ratios[farthest])) farthest = i;
-  }
-  return farthest;
+int WinsOf(const std::vector<double>& ratios) {
+  return static_cast<int>(std::count_if(ratios.begin(), ratios.end(),
+                                        [](double r) { return r < 1.0; }));
 }
 
 // The median and spread the rule judges `ratios` (non-empty) by.
 struct RatioSummary {
   double median = 1.0;
   double spread = 0.0;
-  double set_aside = 0.0;  // 0: none
+  int wins = 0;
 };
 
-RatioSummary Summarize(const std::vector<double>& ratios, SpreadOver spread_over) {
+RatioSummary Summarize(std::vector<double> ratios) {
   GRAPHI_DCHECK(!ratios.empty());
   RatioSummary out;
   out.median = MedianOf(ratios);
-  const int aside = SetAsideIndex(ratios, out.median, spread_over);
-  if (aside < 0) {
-    out.spread = HalfRange(ratios);
-    return out;
-  }
-  std::vector<double> counted = ratios;
-  counted.erase(counted.begin() + aside);
-  out.spread = HalfRange(counted);
-  out.set_aside = ratios[aside];
+  out.wins = WinsOf(ratios);
+  std::sort(ratios.begin(), ratios.end());
+  const int n = static_cast<int>(ratios.size());
+  // The bound: the WinsNeeded(n)-th smallest ratio; with too few rounds for
+  // any count to be enough, the largest (the spread then only describes).
+  const int k = std::min(WinsNeeded(n), n);
+  out.spread = std::max(0.0, ratios[k - 1] - out.median);
   return out;
 }
 
 // Whether a setting whose `rounds` ratios to the default are summarized so
-// qualifies (DecideSetting).
+// qualifies (DecideSetting). median + spread < 1 holds iff at least
+// WinsNeeded(rounds) ratios are below 1; the count is what is checked, so
+// that rounding in the subtraction cannot disagree with it.
 bool Qualifies(const RatioSummary& summary, size_t rounds) {
-  return static_cast<int>(rounds) >= kMinRoundsToAdopt && summary.median + summary.spread < 1.0;
+  const int n = static_cast<int>(rounds);
+  return n >= kMinRoundsToAdopt && summary.wins >= WinsNeeded(n);
 }
 
 bool Qualifies(const std::vector<double>& ratios) {
-  return !ratios.empty() && Qualifies(Summarize(ratios, SpreadOver::kEveryRound), ratios.size());
+  return !ratios.empty() && Qualifies(Summarize(ratios), ratios.size());
+}
+
+// Whether a setting with these ratios could still qualify after
+// `rounds_left` more rounds, and whether it will whatever they show.
+bool CanStillQualify(const std::vector<double>& ratios, int rounds_left) {
+  const int n = static_cast<int>(ratios.size()) + rounds_left;
+  return n >= kMinRoundsToAdopt && WinsOf(ratios) + rounds_left >= WinsNeeded(n);
+}
+
+bool SureToQualify(const std::vector<double>& ratios, int rounds_left) {
+  const int n = static_cast<int>(ratios.size()) + rounds_left;
+  return n >= kMinRoundsToAdopt && WinsOf(ratios) >= WinsNeeded(n);
 }
 
 }  // namespace
@@ -114,6 +129,35 @@ std::vector<Setting> SettingsToEliminate(const std::vector<std::map<Setting, dou
     }
   }
   return out;
+}
+
+std::vector<Setting> SettingsThatCannotQualify(
+    const std::vector<std::map<Setting, double>>& round_medians, const std::vector<Setting>& live,
+    const Setting& default_setting, int rounds_left) {
+  std::vector<Setting> out;
+  for (const Setting& setting : live) {
+    if (setting == default_setting) continue;
+    const std::vector<double> ratios = RatiosTo(round_medians, setting, default_setting);
+    if (ratios.empty() || CanStillQualify(ratios, rounds_left)) continue;
+    if (MedianOf(ratios) < kRunoffBelowRatio) continue;  // a runoff may still be run for it
+    out.push_back(setting);
+  }
+  return out;
+}
+
+bool RoundsSettled(const std::vector<std::map<Setting, double>>& round_medians,
+                   const std::vector<Setting>& live, const Setting& default_setting,
+                   int rounds_left) {
+  int can = 0;
+  bool sure = false;
+  for (const Setting& setting : live) {
+    if (setting == default_setting) continue;
+    const std::vector<double> ratios = RatiosTo(round_medians, setting, default_setting);
+    if (!CanStillQualify(ratios, rounds_left)) continue;
+    ++can;
+    sure = SureToQualify(ratios, rounds_left);
+  }
+  return can == 0 || (can == 1 && sure);
 }
 
 std::vector<Setting> SettingsToScreenOut(const std::map<Setting, double>& screening_medians,
@@ -160,7 +204,7 @@ namespace {
 SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_medians,
                             const std::map<Setting, double>& screening_medians,
                             const std::vector<Setting>& screened_out, const Setting& setting,
-                            const Setting& default_setting, SpreadOver spread_over) {
+                            const Setting& default_setting) {
   SettingEvidence e;
   e.setting = setting;
   auto screened = screening_medians.find(setting);
@@ -173,10 +217,10 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
       std::find(screened_out.begin(), screened_out.end(), setting) != screened_out.end();
   e.ratios = RatiosTo(round_medians, setting, default_setting);
   if (!e.ratios.empty()) {
-    const RatioSummary summary = Summarize(e.ratios, spread_over);
+    const RatioSummary summary = Summarize(e.ratios);
     e.ratio_median = summary.median;
     e.ratio_spread = summary.spread;
-    e.set_aside_ratio = summary.set_aside;
+    e.wins = summary.wins;
     e.qualifies = setting != default_setting && Qualifies(summary, e.ratios.size());
   }
   return e;
@@ -189,20 +233,15 @@ std::string Ratio(double value) {
   return buffer;
 }
 
-// "0.93 ± 0.05".
-std::string RatioAndSpread(double median, double spread) {
-  return Ratio(median) + " ± " + Ratio(spread);
-}
-
 std::string RoundsText(size_t n) {
   return std::to_string(n) + (n == 1 ? " round" : " rounds");
 }
 
-// "over 4 rounds" or "over 4 rounds, the one at 1.19 set aside".
-std::string OverRoundsText(const SettingEvidence& e) {
-  std::string text = "over " + RoundsText(e.ratios.size());
-  if (e.set_aside_ratio > 0) text += ", the one at " + Ratio(e.set_aside_ratio) + " set aside";
-  return text;
+// "faster in 10 of 12 rounds, 9 needed".
+std::string WinsText(const SettingEvidence& e) {
+  const int n = static_cast<int>(e.ratios.size());
+  return "faster in " + std::to_string(e.wins) + " of " + RoundsText(n) + ", " +
+         std::to_string(WinsNeeded(n)) + " needed";
 }
 
 // The decision's one sentence for users (graphi_tf and info() show it as is).
@@ -213,8 +252,8 @@ std::string ReasonFor(const TuningDecision& decision) {
   if (decision.adopted) {
     for (const SettingEvidence& e : decision.evidence) {
       if (e.setting != decision.chosen) continue;
-      return e.setting.Label() + " adopted: " + RatioAndSpread(e.ratio_median, e.ratio_spread) +
-             " of the default " + d + " " + OverRoundsText(e);
+      return e.setting.Label() + " adopted: " + Ratio(e.ratio_median) + " of the default " + d +
+             ", " + WinsText(e);
     }
   }
   // The closest other setting that was compared (ties: the earlier in order).
@@ -233,9 +272,8 @@ std::string ReasonFor(const TuningDecision& decision) {
              " in only " + RoundsText(closest->ratios.size()) + ", " +
              std::to_string(kMinRoundsToAdopt) + " needed";
   } else {
-    detail = closest->setting.Label() + " at " +
-             RatioAndSpread(closest->ratio_median, closest->ratio_spread) + " " +
-             OverRoundsText(*closest);
+    detail = closest->setting.Label() + " at " + Ratio(closest->ratio_median) + ", " +
+             WinsText(*closest);
   }
   return "kept the default " + d + ": no setting beat it by more than its spread (closest: " +
          detail + ")";
@@ -246,8 +284,7 @@ std::string ReasonFor(const TuningDecision& decision) {
 TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round_medians,
                              const Setting& default_setting,
                              const std::vector<Setting>& order,
-                             const std::map<Setting, double>& screening_medians,
-                             SpreadOver spread_over) {
+                             const std::map<Setting, double>& screening_medians) {
   TuningDecision decision;
   decision.default_setting = default_setting;
   decision.chosen = default_setting;
@@ -257,8 +294,7 @@ TuningDecision DecideSetting(const std::vector<std::map<Setting, double>>& round
       SettingsToScreenOut(screening_medians, order, default_setting);
   for (const Setting& setting : order) {
     decision.evidence.push_back(
-        EvidenceFor(round_medians, screening_medians, screened_out, setting, default_setting,
-                    spread_over));
+        EvidenceFor(round_medians, screening_medians, screened_out, setting, default_setting));
   }
   for (const SettingEvidence& e : decision.evidence) {
     if (e.qualifies && (best == nullptr || e.ratio_median < best->ratio_median)) best = &e;

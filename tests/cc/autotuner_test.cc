@@ -213,8 +213,8 @@ TEST(AutotunerTest, ANoiseBurstInOneVisitDoesNotChangeTheDecision) {
 TEST(AutotunerTest, RotatesTheOrderOfSettingsEveryRound) {
   Harness h;
   // Settling, the screening round (3 visits of 1 + 2 steps), round 0 (3
-  // visits of 1 + 3) and the first step of round 1.
-  h.Run(3 + 3 * 3 + 3 * 4 + 1, [](const Setting&, int) { return 25.0; });
+  // visits of 1 + 1) and the first step of round 1.
+  h.Run(3 + 3 * 3 + 3 * 2 + 1, [](const Setting&, int) { return 25.0; });
   ASSERT_EQ(h.control_.visits.size(), 7u);
   // Screening starts on the default, the layout in force; every later round
   // starts on the setting after the one its predecessor started on.
@@ -257,9 +257,10 @@ TEST(AutotunerTest, ASettingFarSlowerThanOneThatBeatsTheDefaultStopsBeingTimed) 
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.chosen, (Setting{1, 2}));
   ASSERT_EQ(st.eliminated_after_round.count({1, 1}), 1u);
-  EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 1);  // after rounds 0 and 1
-  // Its screening visit and two rounds'.
-  EXPECT_EQ(std::count(h.control_.visits.begin(), h.control_.visits.end(), Setting{1, 1}), 3);
+  // After rounds 0-2: 1x2 qualifies from its third round on.
+  EXPECT_EQ(st.eliminated_after_round.at({1, 1}), 2);
+  // Its screening visit and three rounds'.
+  EXPECT_EQ(std::count(h.control_.visits.begin(), h.control_.visits.end(), Setting{1, 1}), 4);
 }
 
 TEST(AutotunerTest, ASettingSlowOnlyInItsColdFirstVisitIsAdopted) {
@@ -322,10 +323,10 @@ TEST(AutotunerTest, ASlowdownAfterTheDefaultsScreeningVisitScreensNothingOut) {
   EXPECT_FALSE(st.round_medians_ns.empty());
 }
 
-// 1x2 is 0.96x the default; in the rounds its visits cycle through 0.91x,
-// 0.96x and 1.01x (noise), so over the three rounds it is close (median
-// 0.96) but within its spread (0.05); in the runoff its n-th visit runs
-// `runoff_ms(n)`. 1x1 is screened out.
+// 1x2 is 0.96x the default; in the rounds its visits alternate between
+// 0.91x and 1.01x (noise), so it is close (median 0.96) but faster in only
+// half the rounds; in the runoff its n-th visit runs `runoff_ms(n)`. 1x1 is
+// screened out.
 template <class F>
 void RunCloseCall(Harness* h, F runoff_ms, int steps = 600) {
   h->Run(steps, [&](const Setting& s, int) {
@@ -335,7 +336,7 @@ void RunCloseCall(Harness* h, F runoff_ms, int steps = 600) {
     const bool runoff = h->tuner_.Status("main", &st) && st.runoff;
     const int visit = VisitsOf(*h, s);
     if (runoff) return runoff_ms(visit);
-    return visit % 3 == 0 ? 22.75 : visit % 3 == 1 ? 24.0 : 25.25;
+    return visit % 2 == 0 ? 22.75 : 25.25;
   });
 }
 
@@ -345,12 +346,14 @@ TEST(AutotunerTest, ACloseSettingThatHoldsInTheRunoffIsAdopted) {
   const AutotuneStatus st = h.Status();
   EXPECT_TRUE(st.runoff);
   EXPECT_EQ(st.runoff_setting, (Setting{1, 2}));
-  EXPECT_EQ(st.runoff_medians_ns.size(), 4u);  // runoff_rounds
+  // Faster in 6 of 6 runoff rounds: 6 of the 8 planned is enough whatever
+  // the rest show, so the runoff ends there.
+  EXPECT_EQ(st.runoff_medians_ns.size(), 6u);
   EXPECT_EQ(st.runoff_timed_per_visit, st.timed_per_visit);
   EXPECT_EQ(st.state, AutotuneState::kAdopted);
   EXPECT_EQ(st.chosen, (Setting{1, 2}));
   // The runoff's rounds decided: 0.96 in each.
-  EXPECT_EQ(st.decision.evidence[2].ratios.size(), 4u);
+  EXPECT_EQ(st.decision.evidence[2].ratios.size(), 6u);
   EXPECT_NEAR(st.decision.evidence[2].ratio_median, 0.96, 1e-3);
 }
 
@@ -366,8 +369,9 @@ TEST(AutotunerTest, ACloseSettingThatDoesNotHoldInTheRunoffKeepsTheDefault) {
 
 TEST(AutotunerTest, ARunoffAdoptsACloseSettingThatABurstSlowedInOneOfItsRounds) {
   Harness h;
-  // 0.96x in three of the runoff's visits of 1x2; its second runs 1.2x (a
-  // neighbour on the VM), which alone would keep the default.
+  // 0.96x in the runoff's visits of 1x2 but its second, which runs 1.2x (a
+  // neighbour on the VM): one lost round, however slow, of the seven the
+  // runoff then needs to settle.
   RunCloseCall(&h, [&h](int) {
     AutotuneStatus st;
     h.tuner_.Status("main", &st);
@@ -377,14 +381,13 @@ TEST(AutotunerTest, ARunoffAdoptsACloseSettingThatABurstSlowedInOneOfItsRounds) 
   EXPECT_TRUE(st.runoff);
   EXPECT_EQ(st.state, AutotuneState::kAdopted) << st.reason;
   EXPECT_EQ(st.chosen, (Setting{1, 2}));
-  EXPECT_NEAR(st.decision.evidence[2].set_aside_ratio, 1.2, 1e-3);
-  EXPECT_NE(st.reason.find("set aside"), std::string::npos) << st.reason;
+  EXPECT_NE(st.reason.find("faster in 6 of 7 rounds, 6 needed"), std::string::npos) << st.reason;
 }
 
 TEST(AutotunerTest, ExploringATwentyMillisecondStepEndsWithinTwoSecondsEvenWithARunoff) {
   // Two cores, an LSTM-like step: the intra-op-only settings are screened
-  // out, 2x1 ties with stock, and stock:2x1 is a close call (0.91x, 0.96x,
-  // 1.01x in turn) that the runoff settles at 0.96x.
+  // out, 2x1 ties with stock, and stock:2x1 is a close call (0.91x and 1.01x
+  // in turn) that the runoff settles at 0.96x.
   const Setting stock_2x1 = StockPointSetting(2, 1);
   Harness h(Harness::StockReferenceOptions());
   h.Run(600, [&](const Setting& s, int) {
@@ -393,12 +396,14 @@ TEST(AutotunerTest, ExploringATwentyMillisecondStepEndsWithinTwoSecondsEvenWithA
     AutotuneStatus st;
     const int visit = VisitsOf(h, s);
     if (h.tuner_.Status("main", &st) && st.runoff) return 19.2;
-    return visit % 3 == 0 ? 18.2 : visit % 3 == 1 ? 19.2 : 20.2;
+    return visit % 2 == 0 ? 18.2 : 20.2;
   });
   const AutotuneStatus st = h.Status();
   EXPECT_TRUE(st.runoff);
   EXPECT_EQ(st.chosen, stock_2x1);
-  EXPECT_LT(st.exploration_wall_ns, 2000 * kMs);  // 1.73 s; 2.35 s with 100 ms visits
+  // 1.85 s: 10 rounds (then stock:2x1 cannot qualify) and 6 of the runoff;
+  // 1.73 s under the rule before 2026-12-07, 2.35 s with 100 ms visits.
+  EXPECT_LT(st.exploration_wall_ns, 2000 * kMs);
 }
 
 TEST(AutotunerTest, NoRunoffWhenNoSettingCameClose) {
@@ -414,9 +419,10 @@ TEST(AutotunerTest, NoRunoffForLongSteps) {
   Harness h;
   h.Run(40, [&h](const Setting& s, int) {
     if (s != Setting{1, 2}) return 1300.0;
-    // Rounds 0-2 (its visits 2-4): 1.02x, 0.90x, 0.95x: close, within its spread.
+    // Rounds 0-2 (its visits 2-4): 0.90x, 0.95x, 1.02x: close, not faster
+    // in all three.
     const int visit = VisitsOf(h, s);
-    return visit % 3 == 0 ? 1170.0 : visit % 3 == 1 ? 1235.0 : 1326.0;
+    return visit % 3 == 2 ? 1170.0 : visit % 3 == 0 ? 1235.0 : 1326.0;
   });
   const AutotuneStatus st = h.Status();
   EXPECT_EQ(st.state, AutotuneState::kKeptDefault) << st.reason;
@@ -429,25 +435,22 @@ TEST(AutotunerTest, NoRunoffForLongSteps) {
 TEST(AutotunerTest, SizesVisitsFromTheStepTime) {
   Harness small;
   small.Run(3, [](const Setting&, int) { return 25.0; });
-  EXPECT_EQ(small.Status().timed_per_visit, 3);  // the fewest 25 ms steps lasting 60 ms
+  EXPECT_EQ(small.Status().timed_per_visit, 1);  // the fewest 25 ms steps lasting 20 ms
   EXPECT_EQ(small.Status().discard_per_visit, 1);
-  EXPECT_EQ(small.Status().screening_timed_per_visit, 2);
-  EXPECT_EQ(small.Status().rounds, 3);  // after the screening round
-  Harness forty;  // 2 would last 60 ms, but the median of two is their mean
-  forty.Run(3, [](const Setting&, int) { return 40.0; });
-  EXPECT_EQ(forty.Status().timed_per_visit, 3);
-  EXPECT_EQ(forty.Status().screening_timed_per_visit, 2);
+  EXPECT_EQ(small.Status().screening_timed_per_visit, 2);  // a cold visit: never one step
+  EXPECT_EQ(small.Status().rounds, 12);  // at most, after the screening round
   Harness tiny;  // an LSTM served one request at a time
   tiny.Run(3, [](const Setting&, int) { return 1.5; });
-  EXPECT_EQ(tiny.Status().timed_per_visit, 40);
+  EXPECT_EQ(tiny.Status().timed_per_visit, 14);
+  EXPECT_EQ(tiny.Status().screening_timed_per_visit, 14);
   Harness tinier;
-  tinier.Run(3, [](const Setting&, int) { return 0.5; });
-  EXPECT_EQ(tinier.Status().timed_per_visit, 64);  // 60 ms would be 120 steps
+  tinier.Run(3, [](const Setting&, int) { return 0.25; });
+  EXPECT_EQ(tinier.Status().timed_per_visit, 64);  // 20 ms would be 80 steps
   Harness medium;
   medium.Run(3, [](const Setting&, int) { return 150.0; });
-  EXPECT_EQ(medium.Status().timed_per_visit, 2);  // never judged on one step
+  EXPECT_EQ(medium.Status().timed_per_visit, 1);
   EXPECT_EQ(medium.Status().discard_per_visit, 0);
-  EXPECT_EQ(medium.Status().rounds, 3);
+  EXPECT_EQ(medium.Status().rounds, 12);
   Harness large;
   large.Run(3, [](const Setting&, int) { return 1300.0; });
   EXPECT_EQ(large.Status().timed_per_visit, 1);
@@ -772,7 +775,12 @@ TEST(AutotunerTest, AnExplorationTheLoadLeftResumesWithTheVisitItWasInWhenTheLoa
   const AutotuneStatus decided = h.Status();
   EXPECT_EQ(decided.state, AutotuneState::kKeptDefault);
   EXPECT_EQ(decided.load_class, LoadClass::kUnderLoad4);
-  // Every planned visit ran once: none of the first spell's was repeated.
+  // Every visit counted gave one median: none of the first spell's was
+  // counted twice.
+  size_t medians = decided.screening_medians_ns.size();
+  for (const auto& round : decided.round_medians_ns) medians += round.size();
+  for (const auto& round : decided.runoff_medians_ns) medians += round.size();
+  EXPECT_EQ(static_cast<size_t>(decided.visits_done), medians);
   EXPECT_EQ(decided.visits_done, decided.visits_planned);
 }
 

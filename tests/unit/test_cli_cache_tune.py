@@ -76,7 +76,7 @@ def _entry(signature, machine=None, executors=2, threads=1, median=12.5, created
 
 
 def _evidence():
-    """2x1 adopted over the default 1x2 (ratios 0.625, 0.571, 0.625: 0.62 ± 0.03); 1x1
+    """2x1 adopted over the default 1x2 (ratios 0.625, 0.571, 0.625: faster in 3 of 3); 1x1
     eliminated after two rounds (1.5x, 1.52x)."""
     rounds = [{(1, 2): 20.0, (2, 1): 12.5, (1, 1): 30.0}, {(1, 2): 21.0, (2, 1): 12.0, (1, 1): 32.0},
               {(1, 2): 20.0, (2, 1): 12.5}]
@@ -166,10 +166,10 @@ def test_cache_show_prints_the_setting_the_decision_and_its_evidence(cache_dir):
     assert field["key"] == entry.key and field["signature"] == "00000000000000aa"
     assert field["setting"] == "2x1 fifo" and field["median"] == "12.500 ms per step"
     assert field["load"] == "alone (tuned one step at a time)"
-    assert field["decision"] == "2x1 adopted: 0.62 ± 0.03 of the default 1x2 over 3 rounds"
+    assert field["decision"] == "2x1 adopted: 0.62 of the default 1x2, faster in 3 of 3 rounds, 3 needed"
     header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["setting", "median", "ms"])
     rows = {line.split()[0]: line for line in lines[header + 1:header + 4]}
-    assert rows["2x1"].split()[1:5] == ["12.500", "0.62", "±", "0.03"] and "<- chosen" in rows["2x1"]
+    assert rows["2x1"].split()[1:4] == ["12.500", "0.62", "3/3"] and "<- chosen" in rows["2x1"]
     assert "<- default" in rows["1x2"] and "eliminated after 2 rounds" in rows["1x1"]
     per_round = lines[next(i for i, line in enumerate(lines) if line.startswith("per round")) + 1:]
     assert per_round[0].split() == ["setting", "round", "1", "round", "2", "round", "3"]
@@ -226,7 +226,7 @@ def test_tune_script_prints_the_table_and_caches_the_best_setting(cache_dir, tmp
     require_profiler_api()
     script = tmp_path / "step.py"
     script.write_text(STEP_SCRIPT)
-    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "2",
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "3",
                       "--steps", "3")
     assert proc.returncode == 0, proc.stderr[-3000:]
     settings = _loader.native().symmetric_settings()
@@ -236,7 +236,7 @@ def test_tune_script_prints_the_table_and_caches_the_best_setting(cache_dir, tmp
     assert sorted(tuple(map(int, line.split()[0].split("x"))) for line in table) == sorted(settings)
     assert sum("<- chosen" in line for line in table) == 1
     assert sum("default" in line.split("<- ")[-1] for line in table if "<- " in line) == 1
-    assert "then 2 rounds of 1 discarded + 3 timed steps" in proc.stdout
+    assert "then 3 rounds of 1 discarded + 3 timed steps" in proc.stdout
     assert " adopted: " in lines[-1] or lines[-1].startswith("kept the default")
     assert "graphi_tf.tune [" in proc.stderr  # the progress bar
     assert len(list(cache_dir.glob("*.json"))) >= 1
@@ -253,7 +253,7 @@ def test_a_new_process_running_a_tuned_graph_starts_with_the_cached_setting(cach
     require_profiler_api()
     script = tmp_path / "step.py"
     script.write_text(STEP_SCRIPT)
-    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "2",
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--warmup", "1", "--rounds", "3",
                       "--steps", "3", "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     tuned = json.loads(proc.stdout)
@@ -271,7 +271,7 @@ def test_a_new_process_running_a_tuned_graph_starts_with_the_cached_setting(cach
 def test_tune_model_lstm_runs_the_bundled_model(cache_dir):
     require_profiler_api()
     proc = graphi_cli(cache_dir, "tune", "--model", "lstm", "--layers", "1", "--hidden", "16",
-                      "--batch", "4", "--time-steps", "3", "--warmup", "1", "--rounds", "2", "--steps", "2",
+                      "--batch", "4", "--time-steps", "3", "--warmup", "1", "--rounds", "3", "--steps", "2",
                       "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
@@ -282,7 +282,7 @@ def test_tune_model_lstm_runs_the_bundled_model(cache_dir):
 def test_tune_model_pathnet_in_function_mode_runs_the_bundled_model(cache_dir):
     require_profiler_api()
     proc = graphi_cli(cache_dir, "tune", "--model", "pathnet", "--size", "small", "--mode", "function",
-                      "--warmup", "1", "--rounds", "2", "--steps", "2", "--settings", "1x1", "--no-cache",
+                      "--warmup", "1", "--rounds", "3", "--steps", "2", "--settings", "1x1", "--no-cache",
                       "--json", "--no-progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
@@ -303,12 +303,12 @@ def test_tune_help_gives_the_defaults_of_warmup_rounds_and_steps(cache_dir):
         assert f"(default {default}" in after.split("--", 1)[0], flag
 
 
-def test_tune_rejects_one_round_naming_the_minimum(cache_dir, tmp_path):
+def test_tune_rejects_two_rounds_naming_the_minimum(cache_dir, tmp_path):
     script = tmp_path / "step.py"
     script.write_text("def build_step():\n    return lambda: None\n")
-    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--rounds", "1")
+    proc = graphi_cli(cache_dir, "tune", "--script", str(script), "--rounds", "2")
     assert proc.returncode == 2
-    assert "--rounds" in proc.stderr and "allowed: a whole number >= 2" in proc.stderr
+    assert "--rounds" in proc.stderr and "allowed: a whole number >= 3" in proc.stderr
 
 
 def test_tune_lstm_flags_with_another_model_exit_2_naming_the_flags(cache_dir):

@@ -14,6 +14,7 @@ from graphi_tf.decision import (
     RUNOFF_BELOW_RATIO,
     SCREEN_OUT_RATIO,
     MIN_ROUNDS_TO_ADOPT,
+    SIGN_TEST_ALPHA,
     Decision,
     SettingEvidence,
     round_ratios,
@@ -43,7 +44,8 @@ def rounds_of(**columns):
 
 
 def test_the_rule_constants_are_the_specified_ones():
-    assert MIN_ROUNDS_TO_ADOPT == 2
+    assert MIN_ROUNDS_TO_ADOPT == 3
+    assert SIGN_TEST_ALPHA == 0.2
     assert ELIMINATE_RATIO == 1.1
     assert SCREEN_OUT_RATIO == 1.3
     assert RUNOFF_BELOW_RATIO == 0.98
@@ -51,6 +53,7 @@ def test_the_rule_constants_are_the_specified_ones():
 
 def test_the_records_constants_are_the_native_rules():
     assert NATIVE.decision_rule() == {"min_rounds_to_adopt": MIN_ROUNDS_TO_ADOPT,
+                                      "sign_test_alpha": SIGN_TEST_ALPHA,
                                       "eliminate_ratio": ELIMINATE_RATIO,
                                       "screen_out_ratio": SCREEN_OUT_RATIO,
                                       "runoff_below_ratio": RUNOFF_BELOW_RATIO}
@@ -64,12 +67,14 @@ def test_ratios_are_taken_per_round_against_the_default_where_both_were_timed():
     assert round_ratios(medians, A, D) == (0.8, 0.5)
 
 
-def test_ratio_median_and_spread_are_the_median_and_half_the_range_of_the_ratios():
-    medians = rounds_of(D=[10, 10, 10, 10], A=[8, 7, 9, 6])
+def test_the_spread_reaches_from_the_median_to_the_ratio_the_sign_test_bounds_it_by():
+    # Six rounds: faster in 5 of 6 is needed (7/64 <= 1/5 < 22/64), so the bound is the 5th
+    # smallest.
+    medians = rounds_of(D=[10] * 6, A=[8, 7, 9, 6, 9.5, 10.2])
     ev = decide(medians, D, ORDER).evidence_for(A)
-    assert ev.ratios == pytest.approx((0.8, 0.7, 0.9, 0.6))
-    assert ev.ratio_median == pytest.approx(0.75)
-    assert ev.ratio_spread == pytest.approx(0.15)
+    assert ev.ratios == pytest.approx((0.8, 0.7, 0.9, 0.6, 0.95, 1.02))
+    assert ev.ratio_median == pytest.approx(0.85)
+    assert ev.ratio_median + ev.ratio_spread == pytest.approx(0.95)
 
 
 def test_the_default_has_ratio_one_and_no_spread():
@@ -94,56 +99,61 @@ def test_a_setting_no_round_timed_has_empty_evidence():
 def test_a_setting_that_beats_the_default_by_more_than_its_spread_is_adopted():
     result = decide(rounds_of(D=[10, 10, 10], A=[8, 8.5, 7.5]), D, ORDER)
     assert result.chosen == A and result.adopted
-    assert result.reason == "1x2 adopted: 0.80 ± 0.05 of the default 2x1 over 3 rounds"
+    assert result.reason == "1x2 adopted: 0.80 of the default 2x1, faster in 3 of 3 rounds, 3 needed"
 
 
 def test_a_setting_faster_by_less_than_its_spread_keeps_the_default():
-    # median 0.9, spread 0.15: 0.9 + 0.15 >= 1
+    # Median 0.9, but slower in one round of three: the bound is 1.05.
     result = decide(rounds_of(D=[10, 10, 10], A=[9, 7.5, 10.5]), D, ORDER)
     assert result.chosen == D and not result.adopted
     assert result.reason.startswith("kept the default 2x1: no setting beat it by more than its spread")
-    assert "closest: 1x2 at 0.90 ± 0.15 over 3 rounds" in result.reason
+    assert "closest: 1x2 at 0.90, faster in 2 of 3 rounds, 3 needed" in result.reason
 
 
-def test_median_plus_spread_exactly_one_does_not_qualify():
-    result = decide(rounds_of(D=[4, 4], A=[3, 4]), D, ORDER)  # 0.875 + 0.125 == 1.0
+def test_a_round_at_exactly_the_defaults_time_is_not_a_win():
+    result = decide(rounds_of(D=[4, 4, 4], A=[3, 4, 3]), D, ORDER)
     assert result.evidence_for(A).ratio_median + result.evidence_for(A).ratio_spread == 1.0
     assert result.chosen == D
 
 
-def test_one_slow_round_of_a_faster_setting_keeps_the_default_rather_than_risk_it():
-    # The spread is half the range, so one outlier round widens it: the rule then keeps
-    # the default (no harm) instead of adopting on doubtful evidence.
-    result = decide(rounds_of(D=[10] * 6, A=[8, 8, 8, 24, 8, 8]), D, ORDER)
+def test_one_slow_round_among_many_counts_once_whatever_its_size():
+    # Faster in 7 of 8 (6 needed); the slow round is 3x: one lost round, not a wide spread.
+    result = decide(rounds_of(D=[10] * 8, A=[8, 8, 8, 30, 8, 8, 8, 8]), D, ORDER)
     assert result.evidence_for(A).ratio_median == pytest.approx(0.8)
-    assert result.chosen == D
+    assert result.chosen == A
 
 
-def test_one_round_is_not_enough_however_fast_the_setting():
-    result = decide(rounds_of(D=[10], A=[2]), D, ORDER)
+def test_one_slow_round_of_few_keeps_the_default_rather_than_risk_it():
+    # Faster in 4 of 5: enough; in 3 of 4: not (4 of 4 needed).
+    assert decide(rounds_of(D=[10] * 5, A=[8, 8, 8, 24, 8]), D, ORDER).chosen == A
+    assert decide(rounds_of(D=[10] * 4, A=[8, 8, 24, 8]), D, ORDER).chosen == D
+
+
+def test_two_rounds_are_not_enough_however_fast_the_setting():
+    result = decide(rounds_of(D=[10, 10], A=[2, 2]), D, ORDER)
     assert result.chosen == D
-    assert "closest: 1x2 at 0.20 in only 1 round, 2 needed" in result.reason
+    assert "closest: 1x2 at 0.20 in only 2 rounds, 3 needed" in result.reason
 
 
 def test_a_setting_compared_in_only_one_round_of_several_is_not_adopted():
-    result = decide(rounds_of(D=[10, 10, 10], A=[5, None, None]), D, ORDER)
-    assert result.evidence_for(A).rounds == 1
+    result = decide(rounds_of(D=[10, 10, 10, 10], A=[5, None, 5, None]), D, ORDER)
+    assert result.evidence_for(A).rounds == 2
     assert result.chosen == D
 
 
 def test_the_lowest_ratio_median_among_qualifying_settings_wins():
-    result = decide(rounds_of(D=[10, 10], A=[8, 8], B=[6, 6.2]), D, ORDER)
+    result = decide(rounds_of(D=[10, 10, 10], A=[8, 8, 8], B=[6, 6.2, 6]), D, ORDER)
     assert result.chosen == B
 
 
 def test_a_lower_median_that_does_not_qualify_loses_to_one_that_does():
-    # B: median 0.6 but spread 0.5; A: 0.8 ± 0.
+    # B: median 0.6 but slower in one round of three; A: 0.8 in every round.
     result = decide(rounds_of(D=[10, 10, 10], A=[8, 8, 8], B=[1, 6, 11]), D, ORDER)
     assert result.chosen == A
 
 
 def test_a_tie_goes_to_the_setting_earlier_in_order():
-    medians = rounds_of(D=[10, 10], A=[8, 8], B=[8, 8])
+    medians = rounds_of(D=[10, 10, 10], A=[8, 8, 8], B=[8, 8, 8])
     assert decide(medians, D, [B, A, D]).chosen == B
     assert decide(medians, D, [A, B, D]).chosen == A
 
@@ -182,13 +192,13 @@ def test_a_setting_is_eliminated_after_two_rounds_all_over_the_ratio_to_the_defa
 
 def test_a_setting_far_slower_than_one_that_beats_the_default_is_eliminated():
     # B is 0.9x the default but 1.29x A, which beats the default beyond its spread.
-    rounds = rounds_of(D=[10, 10], A=[7, 7], B=[9, 9])
+    rounds = rounds_of(D=[10, 10, 10], A=[7, 7, 7], B=[9, 9, 9])
     assert decision.settings_to_eliminate(NATIVE, rounds, [B, A, D], D) == [B]
 
 
 def test_a_setting_is_not_eliminated_behind_one_that_does_not_beat_the_default():
-    # A's ratios 0.7 and 1.05 (median 0.875 ± 0.175) do not qualify it, so B, 1.29x and
-    # 1.105x A, stays.
+    # A's ratios 0.7 and 1.05 (two rounds, one of them slower) do not qualify it, so B,
+    # 1.29x and 1.105x A, stays.
     rounds = rounds_of(D=[10, 10], A=[7, 10.5], B=[9, 11.6])
     assert decision.settings_to_eliminate(NATIVE, rounds, [B, A, D], D) == []
 
@@ -212,7 +222,7 @@ def test_decide_reports_the_round_after_which_a_setting_was_eliminated():
 
 
 def test_the_closest_setting_below_the_runoff_ratio_earns_a_runoff_when_none_was_adopted():
-    # A: 0.95 ± 0.10 and B: 0.97 ± 0.10, neither qualifies; A is the closer.
+    # A: 0.95 and B: 0.97, each slower in one round of three; A is the closer.
     rounds = rounds_of(D=[10, 10, 10], A=[8.5, 9.5, 10.5], B=[8.7, 9.7, 10.7])
     assert not decide(rounds, D, ORDER).adopted
     assert decision.runoff_candidate(NATIVE, rounds, D, ORDER) == A
@@ -229,23 +239,8 @@ def test_no_runoff_for_a_median_at_the_runoff_ratio_or_above():
     assert decision.runoff_candidate(NATIVE, rounds, D, ORDER) is None
 
 
-def test_no_runoff_on_one_round():
-    assert decision.runoff_candidate(NATIVE, rounds_of(D=[10], A=[9]), D, ORDER) is None
-
-
-def test_the_runoff_sets_aside_the_one_round_farthest_from_the_median():
-    # A: 0.97, 0.955, 1.19 (a burst), 0.905.
-    rounds = rounds_of(D=[10, 10, 10, 10], A=[9.7, 9.55, 11.9, 9.05])
-    assert not decide(rounds, D, ORDER).adopted
-    made = decision.decide(NATIVE, rounds, D, ORDER, runoff=True)
-    assert made.chosen == A
-    assert made.evidence_for(A).ratio_spread == pytest.approx((0.97 - 0.905) / 2)
-    assert "over 4 rounds, the one at 1.19 set aside" in made.reason
-
-
-def test_the_runoff_sets_no_round_aside_from_three_rounds():
-    rounds = rounds_of(D=[10, 10, 10], A=[9.5, 9.6, 11])
-    assert not decision.decide(NATIVE, rounds, D, ORDER, runoff=True).adopted
+def test_no_runoff_on_two_rounds():
+    assert decision.runoff_candidate(NATIVE, rounds_of(D=[10, 10], A=[9, 9]), D, ORDER) is None
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -277,8 +272,8 @@ def _sample():
 def test_to_dict_is_json_with_settings_as_labels():
     data = json.loads(json.dumps(_sample().to_dict()))
     assert data["default"] == "2x1" and data["chosen"] == "1x2" and data["adopted"] is True
-    assert data["rule"] == {"min_rounds_to_adopt": 2, "eliminate_ratio": 1.1, "screen_out_ratio": 1.3,
-                            "runoff_below_ratio": 0.98}
+    assert data["rule"] == {"min_rounds_to_adopt": 3, "sign_test_alpha": 0.2, "eliminate_ratio": 1.1,
+                            "screen_out_ratio": 1.3, "runoff_below_ratio": 0.98}
     assert [e["setting"] for e in data["evidence"]] == ["1x1", "1x2", "2x1"]
     b = data["evidence"][0]
     assert b["round_medians_ms"] == [13.0, 14.0, None]
@@ -308,9 +303,11 @@ def test_from_dict_rejects_a_malformed_field_naming_it(mutate, message):
 
 def test_format_evidence_marks_chosen_default_and_eliminated_settings():
     lines = decision.format_evidence(_sample())
-    assert lines[0].split() == ["setting", "median", "ms", "vs", "default", "rounds"]
+    assert lines[0].split() == ["setting", "median", "ms", "vs", "default", "faster", "in"]
     by_setting = {line.split()[0]: line for line in lines[1:]}
-    assert by_setting["1x2"].split()[1:5] == ["8.000", "0.80", "±", "0.05"]
+    assert by_setting["1x2"].split()[1:4] == ["8.000", "0.80", "3/3"]
+    assert by_setting["1x1"].split()[1:4] == ["13.500", "1.35", "0/2"]
+    assert by_setting["2x1"].split()[1:4] == ["10.000", "1.00", "-"]
     assert by_setting["1x2"].endswith("<- chosen")
     assert by_setting["2x1"].endswith("<- default")
     assert by_setting["1x1"].endswith("eliminated after 2 rounds")
