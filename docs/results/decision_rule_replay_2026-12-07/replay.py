@@ -37,15 +37,15 @@ def half_range_rule(rs):
     return len(rs) >= 2 and st.median(rs) + (max(rs) - min(rs)) / 2 < 1
 
 
-def sign_rule(rs):
-    return len(rs) >= 3 and sum(r < 1 for r in rs) >= wins_needed(len(rs))
+def sign_rule(rs, alpha=0.125):
+    return len(rs) >= 3 and sum(r < 1 for r in rs) >= wins_needed(len(rs), alpha)
 
 
-def curtailed(rs, planned, keep_close):
+def curtailed(rs, planned, keep_close, alpha):
     """The autotuner's rounds under the sign test: (adopted, rounds run). They end once the
     setting has WinsNeeded(planned) wins, or cannot reach them (unless keep_close and its
     median so far is below 0.98: it stays for a runoff)."""
-    k = wins_needed(planned)
+    k = wins_needed(planned, alpha)
     wins = 0
     for n, r in enumerate(rs[:planned], 1):
         wins += r < 1
@@ -74,34 +74,35 @@ def windows(paths, length):
 
 def main():
     print("Share of windows adopted: fixed designs (rounds x timed steps a visit)")
-    print("design           | " + " | ".join(f"{name:>14}" for name in SETS))
+    print("design (sign test at 1/8) | " + " | ".join(f"{name:>14}" for name in SETS))
     for name, rule in (("half range", half_range_rule), ("sign test", sign_rule)):
         for rounds_n, timed in ((3, 3), (12, 1), (16, 1)):
             cells = []
             for paths, scale in SETS.values():
                 decided = [rule(ratios(w, key, timed, scale)) for key, w in windows(paths, rounds_n)]
                 cells.append(f"{sum(decided) / len(decided):14.0%}")
-            print(f"{name:10} {rounds_n:2d} x {timed} | " + " | ".join(cells))
+            print(f"{name:10} {rounds_n:2d} x {timed}          | " + " | ".join(cells))
     print()
     print("The autotuner's plan: up to R rounds of 1 timed step, curtailed; then, if nothing was")
     print("adopted and the median is below 0.98, a runoff of up to M rounds, curtailed, decided")
     print("alone. Cells: share adopted, mean rounds run (runoff included).")
-    print("plan    | " + " | ".join(f"{name:>14}" for name in SETS))
-    for planned, runoff in ((12, 8), (12, 12), (16, 0)):
+    print("plan, alpha   | " + " | ".join(f"{name:>14}" for name in SETS))
+    for planned, runoff, alpha in ((12, 8, 0.125), (12, 12, 0.125), (16, 0, 0.125),
+                                   (12, 8, 0.2), (16, 8, 0.2)):
         cells = []
         for paths, scale in SETS.values():
             adopted = used = count = 0
             for key, w in windows(paths, planned + runoff):
                 rs = ratios(w, key, 1, scale)
-                made, n = curtailed(rs, planned, keep_close=runoff > 0)
+                made, n = curtailed(rs, planned, runoff > 0, alpha)
                 if not made and runoff and st.median(rs[:n]) < 0.98:
-                    made, m = curtailed(rs[n:], runoff, keep_close=False)
+                    made, m = curtailed(rs[n:], runoff, False, alpha)
                     n += m
                 adopted += made
                 used += n
                 count += 1
             cells.append(f"{adopted / count:6.0%} {used / count:5.1f} r")
-        print(f"{planned:2d} + {runoff:2d} | " + " | ".join(cells))
+        print(f"{planned:2d} + {runoff:2d}, {alpha:5.3f} | " + " | ".join(cells))
 
 
 if __name__ == "__main__":
