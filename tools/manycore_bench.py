@@ -459,11 +459,14 @@ def render_markdown(report: Dict[str, Any]) -> str:
                          f"{_speedup(a.get('speedup_vs_stock_default'))} | {_fmt(a.get('efficiency'))} |")
         if case.get("layouts"):
             lines += ["", "GRAPHI's layouts in its tuning run (one process, interleaved rounds; ratio to its "
-                          "default layout, < 1 faster):", "", "| layout | median ms | ratio ± spread |",
-                      "|---|---:|---:|"]
+                          "default layout, < 1 faster; bound: the median's upper confidence bound, the "
+                          "decision rule's median + spread):", "", "| layout | median ms | ratio | bound |",
+                      "|---|---:|---:|---:|"]
             for row in case["layouts"]:
-                lines.append(f"| {row['layout']} | {_fmt(row['median_ms'])} | {_fmt(row['ratio_to_default'])} ± "
-                             f"{_fmt(row['spread'])} |")
+                bound = (None if row['ratio_to_default'] is None or row['spread'] is None
+                         else row['ratio_to_default'] + row['spread'])
+                lines.append(f"| {row['layout']} | {_fmt(row['median_ms'])} | {_fmt(row['ratio_to_default'])} | "
+                             f"{_fmt(bound)} |")
     return "\n".join(lines) + "\n"
 
 
