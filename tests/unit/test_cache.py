@@ -56,7 +56,8 @@ def evidence_for(chosen=(2, 2)):
     """A Decision.to_dict() in which ``chosen`` wins (or the default 4x1 is kept)."""
     other = chosen if chosen != (4, 1) else (2, 2)
     faster = 8.0 if chosen != (4, 1) else 10.0
-    rounds = [{(4, 1): 10.0, other: faster}, {(4, 1): 10.0, other: faster + 0.5}]
+    rounds = [{(4, 1): 10.0, other: faster}, {(4, 1): 10.0, other: faster + 0.5},
+              {(4, 1): 10.0, other: faster + 0.2}]
     return decide(rounds, (4, 1), [other, (4, 1)]).to_dict()
 
 
@@ -399,7 +400,7 @@ class FakeNative:
 def stock_point_entry(load_class="alone", inter=2, intra=1, **kw):
     """An entry whose setting is stock point stock:<inter>x<intra>, decided against stock."""
     point = (0, 0, inter, intra)
-    rounds = [{(0, 0): 10.0, point: 8.0}, {(0, 0): 10.0, point: 8.2}]
+    rounds = [{(0, 0): 10.0, point: 8.0}, {(0, 0): 10.0, point: 8.2}, {(0, 0): 10.0, point: 8.1}]
     evidence = decide(rounds, (0, 0), [(0, 0), point]).to_dict()
     return make_entry(executors=0, threads=0, inter_op_threads=inter, intra_op_threads=intra,
                       evidence=evidence, load_class=load_class, **kw)
