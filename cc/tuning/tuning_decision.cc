@@ -80,29 +80,27 @@ RatioSummary Summarize(std::vector<double> ratios) {
   return out;
 }
 
-// Whether a setting whose `rounds` ratios to the default are summarized so
-// qualifies (DecideSetting). median + spread < 1 holds iff at least
-// WinsNeeded(rounds) ratios are below 1; the count is what is checked, so
-// that rounding in the subtraction cannot disagree with it.
-bool Qualifies(const RatioSummary& summary, size_t rounds) {
-  const int n = static_cast<int>(rounds);
-  return n >= kMinRoundsToAdopt && summary.wins >= WinsNeeded(n);
+// The sign test (tuning_decision.h): whether `wins` of `rounds` ratios
+// below 1 qualify a setting. median + spread < 1 holds iff this does; the
+// count is what is checked, so that rounding in the subtraction cannot
+// disagree with it.
+bool Qualifies(int wins, int rounds) {
+  return rounds >= kMinRoundsToAdopt && wins >= WinsNeeded(rounds);
 }
 
 bool Qualifies(const std::vector<double>& ratios) {
-  return !ratios.empty() && Qualifies(Summarize(ratios), ratios.size());
+  return Qualifies(WinsOf(ratios), static_cast<int>(ratios.size()));
 }
 
 // Whether a setting with these ratios could still qualify after
-// `rounds_left` more rounds, and whether it will whatever they show.
+// `rounds_left` more rounds (winning them all), and whether it will
+// whatever they show.
 bool CanStillQualify(const std::vector<double>& ratios, int rounds_left) {
-  const int n = static_cast<int>(ratios.size()) + rounds_left;
-  return n >= kMinRoundsToAdopt && WinsOf(ratios) + rounds_left >= WinsNeeded(n);
+  return Qualifies(WinsOf(ratios) + rounds_left, static_cast<int>(ratios.size()) + rounds_left);
 }
 
 bool SureToQualify(const std::vector<double>& ratios, int rounds_left) {
-  const int n = static_cast<int>(ratios.size()) + rounds_left;
-  return n >= kMinRoundsToAdopt && WinsOf(ratios) >= WinsNeeded(n);
+  return Qualifies(WinsOf(ratios), static_cast<int>(ratios.size()) + rounds_left);
 }
 
 }  // namespace
@@ -221,7 +219,8 @@ SettingEvidence EvidenceFor(const std::vector<std::map<Setting, double>>& round_
     e.ratio_median = summary.median;
     e.ratio_spread = summary.spread;
     e.wins = summary.wins;
-    e.qualifies = setting != default_setting && Qualifies(summary, e.ratios.size());
+    e.qualifies = setting != default_setting &&
+                  Qualifies(summary.wins, static_cast<int>(e.ratios.size()));
   }
   return e;
 }
