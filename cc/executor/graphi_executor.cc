@@ -22,7 +22,12 @@ constexpr int64_t kDefaultInlineThresholdNs = 20 * 1000;
 
 // Ops measured at or above this run on their team's work-conserving pool
 // when another team is idle at their start, so the idle team takes blocks.
-constexpr int64_t kDefaultStealThresholdNs = 0;
+// Below about half a millisecond the blocks cost more in hand-offs than they
+// save: on the 2-vCPU Xeon, MobileNetV2 at batch 1 (ops of 20-250 us) ran on
+// 2x1 8% slower with every op shared than with none, and a tanh of 64 Ki
+// floats 33% slower, while GoogLeNet's training step kept its 4% gain from
+// sharing (docs/design.md, "Which ops are worth sharing").
+constexpr int64_t kDefaultStealThresholdNs = 500 * 1000;
 
 // Ops measured at or above this run on their team's work-conserving pool
 // even when every other team is busy at their start, so that a team that
