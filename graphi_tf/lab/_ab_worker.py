@@ -24,9 +24,12 @@ Roles:
              (``graphi_tf.lab.bound``), the untraced median and the usable cores. It runs the
              case's ``Case.reference_case()`` (a function-mode model as its graph build, a
              tf2-loaded SavedModel through the TF1 loader) and says so in "note".
-  arm --lockstep  the warm-up (and --settle-autotune), then ``{"lockstep": "ready"}`` on stdout;
-             for each ``phase N D`` line on stdin, D untimed and N timed steps, answered by
-             ``{"step_times_ms": [...]}``; after ``end``, the arm's result (every phase's
+  arm --lockstep  the warm-up (and --settle-autotune; with ``--clients``, then the untimed
+             warm-up under each client count, reported in "clients_settle"), then
+             ``{"lockstep": "ready"}`` on stdout; for each ``phase N D`` line on stdin, D
+             untimed and N timed steps, answered by ``{"step_times_ms": [...]}``; for each
+             ``serve N D S`` line, N clients for D untimed and S timed seconds, answered by
+             ``{"clients_phase": {...}}``; after ``end``, the arm's result (every phase's
              times in "step_times_ms"). ``graphi_tf.lab.lockstep`` drives it.
   check      builds the step once and closes it; a bad case (cli_common.UsageError, e.g. a
              .keras file that needs custom objects) is reported in "usage_error".
@@ -58,7 +61,7 @@ import os
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from graphi_tf import environment, stepstats
 
@@ -325,9 +328,12 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any], emit: Emit) -> D
     lockstep = args.role == "arm" and args.lockstep
     timed = _time_steps(step, args, 0 if lockstep else args.steps)
     if lockstep:
+        if args.clients:  # decided under each load before the phases, as --settle-autotune alone
+            result["clients_settle"] = [dict(_settle_under_load(step, n, args, timed.built), clients=n)
+                                        for n in args.clients]
         timed.times = _lockstep_phases(step, emit)
     result.update(step_times_ms=timed.times, ok=True)
-    if args.role == "arm" and args.clients:
+    if args.role == "arm" and args.clients and not lockstep:
         result["clients"] = [_serve_settled(step, n, args, timed.built) for n in args.clients]
     if args.role == "reference":
         result.update(_traced_steps(step, args.trace_steps),
@@ -350,6 +356,16 @@ SERVE_SETTLE_MAX_S = 30.0
 
 def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespace,
                    built: Dict[str, int]) -> Dict[str, Any]:
+    warmup = _settle_under_load(step, clients, args, built)
+    phase = _clients.serve(step, clients, args.duration)
+    phase["warmup"] = warmup
+    return phase
+
+
+def _settle_under_load(step: Callable[[], Any], clients: int, args: argparse.Namespace,
+                       built: Dict[str, int]) -> Dict[str, Any]:
+    """The untimed warm-up under ``clients`` concurrent clients (above); returns
+    {"seconds", "phases", "autotune_state"}."""
     graphi = args.executor == "GRAPHI" and args.settle_autotune > 0
     began = time.perf_counter()
     warmups = 0
@@ -359,10 +375,7 @@ def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespa
         state = (_graphi_setting(built).get("autotune") or {}).get("state") if graphi else None
         if state != "exploring" or time.perf_counter() - began >= SERVE_SETTLE_MAX_S:
             break
-    warmup_s = time.perf_counter() - began
-    phase = _clients.serve(step, clients, args.duration)
-    phase["warmup"] = {"seconds": warmup_s, "phases": warmups, "autotune_state": state}
-    return phase
+    return {"seconds": time.perf_counter() - began, "phases": warmups, "autotune_state": state}
 
 
 def _role_case(args: argparse.Namespace, result: Dict[str, Any]) -> cli_common.Case:
@@ -396,19 +409,37 @@ class _Timed:
 
 def _lockstep_phases(step: Callable[[], Any], emit: Emit) -> List[float]:
     """The lockstep protocol after the warm-up (graphi_tf.lab.lockstep); returns every
-    phase's timed steps (ms) in order."""
+    phase's timed steps (ms) in order (the serving phases' statistics go out as they end)."""
     emit({"lockstep": "ready"})
     every: List[float] = []
     for line in sys.stdin:
         words = line.split()
         if words == ["end"]:
             return every
+        serve = _serve_phase_args(words)
+        if serve is not None:
+            clients, discard_s, duration_s = serve
+            if discard_s > 0:
+                _clients.serve(step, clients, discard_s)
+            emit({"clients_phase": _clients.serve(step, clients, duration_s)})
+            continue
         if len(words) != 3 or words[0] != "phase" or not (words[1].isdigit() and words[2].isdigit()):
-            raise WorkerError(f"lockstep: expected 'phase N D' or 'end', got {line.strip()!r}")
+            raise WorkerError(f"lockstep: expected 'phase N D', 'serve N D S' or 'end', got {line.strip()!r}")
         times = stepstats.time_steps(step, int(words[1]), untimed=int(words[2]))
         every.extend(times)
         emit({"step_times_ms": times})
     raise WorkerError("lockstep: stdin closed before 'end'")
+
+
+def _serve_phase_args(words: List[str]) -> Optional[Tuple[int, float, float]]:
+    """(clients, untimed s, timed s) of a ``serve N D S`` line, None for any other line."""
+    if len(words) != 4 or words[0] != "serve" or not words[1].isdigit() or int(words[1]) < 1:
+        return None
+    try:
+        discard_s, duration_s = float(words[2]), float(words[3])
+    except ValueError:
+        return None
+    return (int(words[1]), discard_s, duration_s) if discard_s >= 0 and duration_s > 0 else None
 
 
 def _time_steps(step: Callable[[], Any], args: argparse.Namespace, steps: int) -> _Timed:

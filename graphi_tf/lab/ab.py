@@ -245,7 +245,8 @@ def _add_case_options(parser: argparse.ArgumentParser) -> None:
                         help="time the arms in lockstep (graphi_tf.lab.lockstep): each round starts every arm's "
                              "process and warms each up alone, then runs CYCLES cycles in which every arm in turn "
                              "times --steps steps while the others wait; each phase is a round of the report, so "
-                             "drift over seconds on a shared machine cancels out of the ratios. Not with --clients")
+                             "drift over seconds on a shared machine cancels out of the ratios; with --clients, "
+                             "each cycle goes on with one --duration serving phase per N, every arm in turn")
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, case: bool = True) -> None:
@@ -426,13 +427,11 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
     (``graphi_tf.lab.report`` schema; with ``clients``, every arm process also serves each
     number of concurrent clients for ``duration`` seconds, and the document gains the
     "clients" section of ``graphi_tf.lab.clients.client_report``; with ``lockstep``, every round
-    is one set of processes timed in ``lockstep`` cycles of phases, each phase a round of the
-    report: ``graphi_tf.lab.lockstep``). Raises ValueError for an unknown arm name or
-    ``lockstep`` with ``clients``,
-    cli_common.UsageError for a bad case and CaseCheckError when its check process fails.
+    is one set of processes timed in ``lockstep`` cycles of phases, each cycle (its step phase
+    and, with ``clients``, its serving phases) a round of the report: ``graphi_tf.lab.lockstep``).
+    Raises ValueError for an unknown arm name, cli_common.UsageError for a bad case and
+    CaseCheckError when its check process fails.
     """
-    if lockstep and clients:
-        raise ValueError("--lockstep times single-stream steps; it cannot go with --clients")
     cores = usable_cores()
     sweep = list(sweep) if sweep else sweep_values(cores)
     arm_list = resolve_arms(arms, sweep, env_arms)
@@ -456,7 +455,8 @@ def run_ab(case: Case, out_dir: str, *, arms: Sequence[str] = _arms.ARM_NAMES, w
         shift = r % len(arm_list)
         order = arm_list[shift:] + arm_list[:shift]
         if lockstep:
-            _lockstep_round(runner, raw, order, r, lockstep, warmup, steps, tune_error, settle_autotune)
+            _lockstep_round(runner, raw, order, r, lockstep, warmup, steps, tune_error, settle_autotune,
+                            clients or (), duration)
             continue
         raw["order"].append([a.name for a in order])
         for arm in order:
@@ -565,10 +565,13 @@ def _arm_round(runner: _Runner, arm: Arm, r: int, warmup: int, steps: int, tune_
 
 
 def _lockstep_round(runner: _Runner, raw: Dict[str, Any], order: Sequence[Arm], r: int, cycles: int,
-                    warmup: int, steps: int, tune_error: Optional[str], settle_autotune: int) -> None:
-    """Round ``r`` in lockstep (graphi_tf.lab.lockstep): one process per arm, ``cycles`` phases
-    each; appends one round record per phase to ``raw``'s arms (round r * cycles + cycle; the
-    process's autotuning state on its first phase's record only, so counts stay per process)."""
+                    warmup: int, steps: int, tune_error: Optional[str], settle_autotune: int,
+                    clients: Sequence[int] = (), duration: float = 0.0) -> None:
+    """Round ``r`` in lockstep (graphi_tf.lab.lockstep): one process per arm, ``cycles`` cycles
+    each; appends one round record per cycle to ``raw``'s arms (round r * cycles + cycle; the
+    process's autotuning state on its first cycle's record only, so counts stay per process;
+    with ``clients``, the cycle's serving phases in "clients", as a process of a round without
+    lockstep reports its own)."""
     specs: List[_lockstep.ProcessSpec] = []
     envs: Dict[str, Dict[str, str]] = {}
     commands: Dict[str, List[str]] = {}
@@ -586,7 +589,7 @@ def _lockstep_round(runner: _Runner, raw: Dict[str, Any], order: Sequence[Arm], 
             argv = [*_arm_argv(runner, arm, warmup, steps, settle_autotune), "--lockstep"]
             commands[arm.name] = runner.command("arm", arm.executor, argv)
             specs.append(_lockstep.ProcessSpec(arm.name, commands[arm.name], dict(runner.base_env, **env)))
-        outcome = _lockstep.run_round(specs, cycles, steps, runner.timeout,
+        outcome = _lockstep.run_round(specs, cycles, steps, runner.timeout, clients=clients, duration_s=duration,
                                       log=lambda text: _log(f"[round {r + 1}] {text}"))
     names = [a.name for a in order]
     raw["order"].extend(_lockstep.cycle_order(names, c) for c in range(cycles))
@@ -599,10 +602,15 @@ def _lockstep_round(runner: _Runner, raw: Dict[str, Any], order: Sequence[Arm], 
                 got = outcome[arm.name]
                 result = dict(got["result"] or {})
                 times = got["phases"][c]
-                ok = bool(result.get("ok")) and times is not None
+                served = got["client_phases"][c]
+                ok = bool(result.get("ok")) and times is not None and (served is not None or not clients)
                 rec = {"ok": ok, "wall_s": got["wall_s"], "error": got["error"] or (None if ok else "no phase"),
                        "stderr_tail": got["stderr_tail"], "argv": commands[arm.name]}
                 result["step_times_ms"] = times
+                if clients and served is not None:
+                    settled = {p.get("clients"): p for p in result.get("clients_settle") or []}
+                    result["clients"] = [dict(phase, warmup=settled.get(phase["clients"])) if c == 0 else phase
+                                         for phase in served]
                 if c > 0:  # one process: its autotuning counted once
                     result.update(autotune=None, autotune_settle=None)
                 record.update(_record_fields(rec, result, envs[arm.name]))

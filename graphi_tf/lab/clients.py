@@ -162,7 +162,8 @@ def client_report(doc: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     best = {str(n): _stock_best(arms, doc["arms"], n) for n in values}
     section = {"values": values, "duration_s": (doc.get("settings") or {}).get("duration_s"),
                "arms": arms, "stock_best": best}
-    section["comparisons"] = _comparisons(arms, doc["arms"], best, values)
+    unit = "phase" if (doc.get("settings") or {}).get("lockstep_cycles") else "round"
+    section["comparisons"] = _comparisons(arms, doc["arms"], best, values, unit)
     section["lead_arm"], section["lead"] = _lead(arms, section["comparisons"], best, values)
     section["notes"] = _few_requests_notes(arms, values)
     return section
@@ -186,7 +187,8 @@ def _baselines(best: Optional[str]) -> List[Tuple[str, str]]:
     return out
 
 
-def _comparison_text(x: str, base_label: str, n: int, thr: Dict[str, Any], p99: Dict[str, Any]) -> str:
+def _comparison_text(x: str, base_label: str, n: int, thr: Dict[str, Any], p99: Dict[str, Any],
+                     unit: str = "round") -> str:
     def part(what: str, sp: Dict[str, Any]) -> str:
         if sp["ratio"] is None:
             return f"{what}: no round where both ran"
@@ -195,13 +197,14 @@ def _comparison_text(x: str, base_label: str, n: int, thr: Dict[str, Any], p99: 
 
     rounds = thr["rounds"]
     return (f"{_arms.label(x)}, {n} client{'s' if n != 1 else ''}, vs {base_label}: "
-            f"{part('throughput', thr)}, {part('p99 latency', p99)} ({rounds} round{'s' if rounds != 1 else ''})")
+            f"{part('throughput', thr)}, {part('p99 latency', p99)} ({rounds} {unit}{'s' if rounds != 1 else ''})")
 
 
 def _comparisons(stats: Dict[str, Dict[str, Any]], arms: Dict[str, Any], best: Dict[str, Optional[str]],
-                 values: Sequence[int]) -> List[Dict[str, Any]]:
+                 values: Sequence[int], unit: str = "round") -> List[Dict[str, Any]]:
     """At every N: every GRAPHI arm against stock default, inter=1 intra=1 and stock best;
-    every other stock arm against stock default."""
+    every other stock arm against stock default. ``unit`` names a round in the texts
+    ("phase" in a lockstep run)."""
     out = []
     graphi = [name for name, arm in arms.items() if _arms.is_graphi(name, arm.get("executor"))]
     for n in values:
@@ -213,7 +216,7 @@ def _comparisons(stats: Dict[str, Dict[str, Any]], arms: Dict[str, Any], best: D
                 continue
             pair = {m: compare_rounds(stats[x][str(n)][m]["per_round"], stats[y][str(n)][m]["per_round"])
                     for m in ("throughput_rps", "p99_ms")}
-            text = _comparison_text(x, label, n, pair["throughput_rps"], pair["p99_ms"])
+            text = _comparison_text(x, label, n, pair["throughput_rps"], pair["p99_ms"], unit)
             for metric, sp in pair.items():
                 out.append({"arm": x, "baseline": y, "clients": n, "metric": metric, **sp, "text": text})
     return out

@@ -9,16 +9,21 @@ process, so the arms still need a process each; here they live side by side inst
 1. Each arm's process is started and warmed up (and, for GRAPHI auto, settled) alone, while
    the processes started before it wait on their stdin.
 2. Then ``cycles`` cycles: in each, every arm in turn (the order rotated every cycle) runs
-   ``discard`` untimed and ``steps`` timed steps while the others wait. Each phase is one
-   "round" of the report, so its ratios pair phases a second or so apart.
+   ``discard`` untimed and ``steps`` timed steps while the others wait. With ``clients``
+   (``--clients``), the cycle goes on with one serving phase per client count N: every arm
+   in the same order serves N concurrent clients for ``discard_s`` untimed seconds, then for
+   ``duration_s`` timed ones (``graphi_tf.lab.clients.serve``). Each cycle is one "round" of
+   the report, so its ratios pair phases a second or so apart.
 3. Each process is told to end, and reports as a normal arm process does (its setting, the
    autotuner's state, the proof that a stock arm ran no GRAPHI).
 
 The protocol with the worker (``graphi_tf.lab._ab_worker --lockstep``), one JSON line per
-message on its stdout: ``{"lockstep": "ready"}`` after the warm-up; for each ``phase N D``
-line on its stdin, ``{"step_times_ms": [...]}``; after ``end``, its result. A process that
-fails, exits or exceeds ``timeout`` seconds for any message fails its remaining phases; the
-other arms go on.
+message on its stdout: ``{"lockstep": "ready"}`` after the warm-up (with ``--clients``, after
+it also settled under each client count); for each ``phase N D`` line on its stdin,
+``{"step_times_ms": [...]}``; for each ``serve N D S`` line, ``{"clients_phase": {...}}``
+(``clients.serve``'s statistics of the S timed seconds); after ``end``, its result. A process
+that fails, exits or exceeds ``timeout`` seconds for any message fails its remaining phases;
+the other arms go on.
 
 Imports nothing of TensorFlow or GRAPHI; ``graphi_tf.lab.ab`` builds the processes' commands.
 """
@@ -36,6 +41,8 @@ from typing import IO, Any, Dict, List, Optional, Sequence
 # Untimed steps at the start of every phase: the first steps after a wait run on parked
 # threads and caches the other processes used.
 DISCARD_PER_PHASE = 3
+# The same for a serving phase: the clients' first requests after a wait, untimed (seconds).
+DISCARD_S_PER_SERVE_PHASE = 0.25
 STDERR_TAIL_CHARS = 4000
 
 
@@ -113,6 +120,13 @@ class LockstepWorker:
             raise WorkerFailed(f"a phase of {steps} steps returned {times!r}")
         return [float(t) for t in times]
 
+    def serve(self, clients: int, discard_s: float, duration_s: float) -> Dict[str, Any]:
+        self.send(f"serve {clients} {discard_s!r} {duration_s!r}")
+        stats = self.read().get("clients_phase")
+        if not isinstance(stats, dict) or stats.get("clients") != clients:
+            raise WorkerFailed(f"a serving phase of {clients} clients returned {stats!r}")
+        return stats
+
     def end(self) -> Dict[str, Any]:
         """Asks the worker to end; returns its result (``ok`` false with ``error`` if it failed)."""
         self.send("end")
@@ -152,16 +166,22 @@ def cycle_order(names: Sequence[str], cycle: int) -> List[str]:
 
 
 def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: float, *,
-              discard: int = DISCARD_PER_PHASE, log=None) -> Dict[str, Dict[str, Any]]:
-    """Runs one lockstep round of ``specs`` (their order is the first cycle's).
+              discard: int = DISCARD_PER_PHASE, clients: Sequence[int] = (), duration_s: float = 0.0,
+              discard_s: float = DISCARD_S_PER_SERVE_PHASE, log=None) -> Dict[str, Dict[str, Any]]:
+    """Runs one lockstep round of ``specs`` (their order is the first cycle's), with a serving
+    phase per client count in ``clients`` after each cycle's step phases.
 
     Returns, per arm name: {"phases": per cycle the timed step times (ms) or None where the
-    process had failed, "result": its final result or None, "error", "stderr_tail",
-    "wall_s", "ready_s" (its warm-up)}.
+    process had failed, "client_phases": per cycle the list of its serving phases'
+    statistics, one per client count (None where the process had failed before the cycle's
+    last one), "result": its final result or None, "error", "stderr_tail", "wall_s",
+    "ready_s" (its warm-up)}.
     """
+    if clients and not duration_s > 0:
+        raise ValueError(f"duration_s={duration_s!r} is invalid with clients; allowed: a number > 0")
     out: Dict[str, Dict[str, Any]] = {
-        s.name: {"phases": [None] * cycles, "result": None, "error": None, "stderr_tail": None,
-                 "wall_s": None, "ready_s": None} for s in specs}
+        s.name: {"phases": [None] * cycles, "client_phases": [None] * cycles, "result": None, "error": None,
+                 "stderr_tail": None, "wall_s": None, "ready_s": None} for s in specs}
     workers: Dict[str, LockstepWorker] = {}
 
     def fail(name: str, error: str) -> None:
@@ -182,13 +202,26 @@ def run_round(specs: Sequence[ProcessSpec], cycles: int, steps: int, timeout: fl
                 fail(spec.name, str(e))
         names = [s.name for s in specs]
         for c in range(cycles):
-            for name in cycle_order(names, c):
+            order = cycle_order(names, c)
+            for name in order:
                 if name not in workers:
                     continue
                 try:
                     out[name]["phases"][c] = workers[name].phase(steps, discard)
                 except WorkerFailed as e:
                     fail(name, str(e))
+            served: Dict[str, List[Dict[str, Any]]] = {name: [] for name in order}
+            for n in clients:
+                for name in order:
+                    if name not in workers:
+                        continue
+                    try:
+                        served[name].append(workers[name].serve(n, discard_s, duration_s))
+                    except WorkerFailed as e:
+                        fail(name, str(e))
+            for name in order:
+                if clients and name in workers:
+                    out[name]["client_phases"][c] = served[name]
         for name in list(workers):
             try:
                 result = workers[name].end()

@@ -523,9 +523,11 @@ def _case_title(doc: Dict[str, Any]) -> str:
         what = _external_case_text(case)
     n = s.get("repeats", "?")
     if s.get("lockstep_cycles"):
+        serving = (f", each followed by {s.get('duration_s', '?')} s of serving per client count "
+                   f"({', '.join(map(str, s['clients']))})" if s.get("clients") else "")
         return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'} of processes in lockstep, "
                 f"{s.get('warmup', '?')} warm-up steps per arm, then {s['lockstep_cycles']} phases of "
-                f"{s.get('steps', '?')} timed steps each, each arm in its own process")
+                f"{s.get('steps', '?')} timed steps each{serving}, each arm in its own process")
     return (f"graphi-tf ab: {what}; {n} round{'' if n == 1 else 's'}, {s.get('warmup', '?')} warm-up + "
             f"{s.get('steps', '?')} timed steps per arm, each arm in its own process")
 

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.timeout(120)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # A worker that speaks the protocol: ready, one answer per phase (its steps' "times" are its
-# name's length, so each arm's figures are known), then its result. It appends
-# "<name> <phase>" to LOG at every phase, and misbehaves as FAIL_AT says: "exit:<phase>"
+# name's length, its serving phases' throughput that length times the clients, so each arm's
+# figures are known), then its result. It appends "<name> <phase>" (a serving phase:
+# "<name> <phase> serve <clients>") to LOG at every phase, and misbehaves as FAIL_AT says: "exit:<phase>"
 # exits at that phase, "hang:<phase>" sleeps there, "error:<phase>" (or "error:warmup") sends
 # a failed result, as the real worker does when its step raises.
 FAKE_WORKER = textwrap.dedent("""
@@ -40,6 +41,14 @@ FAKE_WORKER = textwrap.dedent("""
         if fail_at == f"error:{phase}":
             print(json.dumps({"ok": False, "error": f"boom in phase {phase}"}), flush=True)
             sys.exit(1)
+        if words[0] == "serve":
+            with open(log, "a") as f:
+                f.write(f"{name} {phase} serve {words[1]}\\n")
+            print(json.dumps({"clients_phase": {"clients": int(words[1]), "discard_s": float(words[2]),
+                                                "duration_s": float(words[3]),
+                                                "throughput_rps": float(len(name) * int(words[1]))}}), flush=True)
+            phase += 1
+            continue
         with open(log, "a") as f:
             f.write(f"{name} {phase}\\n")
         print(json.dumps({"step_times_ms": [float(len(name))] * int(words[1])}), flush=True)
@@ -95,12 +104,31 @@ def test_a_worker_that_fails_is_reported_with_its_own_error(tmp_path, fail_at, e
     assert out["bb"]["phases"] == [[2.0], [2.0]] and out["bb"]["result"]["ok"] is True
 
 
-def test_lockstep_cannot_go_with_clients(capsys):
-    from graphi_tf.lab import cli
+def test_with_clients_each_cycle_goes_on_with_one_serving_phase_per_client_count(tmp_path):
+    specs, log = _specs(tmp_path, ["a", "bb"])
+    out = lockstep.run_round(specs, cycles=2, steps=1, timeout=30, clients=[1, 4], duration_s=0.5, discard_s=0.1)
+    assert log.read_text().splitlines() == [
+        "a 0", "bb 0", "a 1 serve 1", "bb 1 serve 1", "a 2 serve 4", "bb 2 serve 4",
+        "bb 3", "a 3", "bb 4 serve 1", "a 4 serve 1", "bb 5 serve 4", "a 5 serve 4"]
+    for name in ("a", "bb"):
+        assert out[name]["phases"] == [[float(len(name))]] * 2
+        for served in out[name]["client_phases"]:
+            assert [(p["clients"], p["throughput_rps"], p["discard_s"], p["duration_s"]) for p in served] == [
+                (1, float(len(name)), 0.1, 0.5), (4, float(4 * len(name)), 0.1, 0.5)]
 
-    code = cli.main(["ab", "--model", "lstm", "--lockstep", "3", "--clients", "1,4"])
-    assert code == 2
-    assert "--lockstep times single-stream steps; it cannot go with --clients" in capsys.readouterr().err
+
+def test_a_worker_that_fails_while_serving_loses_that_cycle_and_the_others_go_on(tmp_path):
+    specs, _ = _specs(tmp_path, ["a", "bb"], fail={"a": "exit:2"})
+    out = lockstep.run_round(specs, cycles=2, steps=1, timeout=30, clients=[1, 4], duration_s=0.5)
+    assert out["a"]["phases"] == [[1.0], None] and out["a"]["client_phases"] == [None, None]
+    assert "exit status 3" in out["a"]["error"]
+    assert [len(served) for served in out["bb"]["client_phases"]] == [2, 2]
+
+
+def test_serving_in_lockstep_needs_a_positive_duration(tmp_path):
+    specs, _ = _specs(tmp_path, ["a"])
+    with pytest.raises(ValueError, match="duration_s=0.0 is invalid with clients; allowed: a number > 0"):
+        lockstep.run_round(specs, cycles=1, steps=1, timeout=30, clients=[1])
 
 
 TF1_SCRIPT = textwrap.dedent("""
@@ -149,3 +177,32 @@ def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_pa
     assert "2 rounds of processes in lockstep, 2 warm-up steps per arm, then 3 phases of 3 timed steps" in proc.stdout
     # the headline gives the IQR of the phases' ratios, not half their range
     assert "[IQR " in ratio["text"] and ratio["text"].endswith("times as fast as stock default (6 phases)")
+
+
+@pytest.mark.timeout(300)
+def test_with_clients_each_cycle_is_a_round_of_the_serving_report(tmp_path):
+    script = tmp_path / "tiny_step.py"
+    script.write_text(TF1_SCRIPT)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "2",
+         "--steps", "3", "--repeats", "1", "--lockstep", "2", "--clients", "1,2", "--duration", "0.3",
+         "--arms", "stock_default,graphi_untuned", "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
+        env=env, capture_output=True, text=True, timeout=290)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((out / "ab.json").read_text())
+    report.check_schema(doc)
+    for name in ("stock_default", "graphi_untuned"):
+        rounds = doc["arms"][name]["rounds"]
+        assert [[p["clients"] for p in r["clients"]] for r in rounds] == [[1, 2], [1, 2]]
+        # the untimed settling under each load is reported once per process, on its first cycle
+        assert [p["warmup"]["phases"] >= 1 for p in rounds[0]["clients"]] == [True, True]
+        assert all("warmup" not in p for p in rounds[1]["clients"])
+        for n in ("1", "2"):
+            assert doc["clients"]["arms"][name][n]["throughput_rps"]["rounds"] == 2
+    texts = [c["text"] for c in doc["clients"]["comparisons"] if c["arm"] == "graphi_untuned"]
+    assert texts and all(t.endswith("(2 phases)") for t in texts)
+    assert "then 2 phases of 3 timed steps each, each followed by 0.3 s of serving per client count (1, 2)" in proc.stdout
