@@ -144,8 +144,9 @@ TF1_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.timeout(300)
-def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_path):
+def _run_ab_on_tiny_step(tmp_path, *options):
+    """`graphi-tf ab --script` on TF1_SCRIPT with 2 warm-up and 3 timed steps, stock default
+    against graphi_untuned, no trace or png; returns (the process, its ab.json)."""
     script = tmp_path / "tiny_step.py"
     script.write_text(TF1_SCRIPT)
     out = tmp_path / "out"
@@ -153,13 +154,19 @@ def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_pa
     env.update(TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
         [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]))
     proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "2",
-         "--steps", "3", "--repeats", "2", "--lockstep", "3", "--arms", "stock_default,graphi_untuned",
-         "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
+        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "2", "--steps", "3",
+         "--arms", "stock_default,graphi_untuned", "--trace-steps", "0", "--no-png", "--out-dir", str(out),
+         *options],
         env=env, capture_output=True, text=True, timeout=290)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((out / "ab.json").read_text())
     report.check_schema(doc)
+    return proc, doc
+
+
+@pytest.mark.timeout(300)
+def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_path):
+    proc, doc = _run_ab_on_tiny_step(tmp_path, "--repeats", "2", "--lockstep", "3")
     for name in ("stock_default", "graphi_untuned"):
         rounds = doc["arms"][name]["rounds"]
         assert [(r["round"], r["process_round"], r["cycle"]) for r in rounds] == [
@@ -181,20 +188,8 @@ def test_each_phase_is_a_round_of_the_report_and_each_process_counts_once(tmp_pa
 
 @pytest.mark.timeout(300)
 def test_with_clients_each_cycle_is_a_round_of_the_serving_report(tmp_path):
-    script = tmp_path / "tiny_step.py"
-    script.write_text(TF1_SCRIPT)
-    out = tmp_path / "out"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHI_")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(
-        [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "graphi_tf.lab.cli", "ab", "--script", str(script), "--warmup", "2",
-         "--steps", "3", "--repeats", "1", "--lockstep", "2", "--clients", "1,2", "--duration", "0.3",
-         "--arms", "stock_default,graphi_untuned", "--trace-steps", "0", "--no-png", "--out-dir", str(out)],
-        env=env, capture_output=True, text=True, timeout=290)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    doc = json.loads((out / "ab.json").read_text())
-    report.check_schema(doc)
+    proc, doc = _run_ab_on_tiny_step(tmp_path, "--repeats", "1", "--lockstep", "2", "--clients", "1,2",
+                                     "--duration", "0.3")
     for name in ("stock_default", "graphi_untuned"):
         rounds = doc["arms"][name]["rounds"]
         assert [[p["clients"] for p in r["clients"]] for r in rounds] == [[1, 2], [1, 2]]
