@@ -29,10 +29,13 @@ constexpr int64_t kDefaultInlineThresholdNs = 20 * 1000;
 // sharing (docs/design.md, "Which ops are worth sharing").
 constexpr int64_t kDefaultStealThresholdNs = 500 * 1000;
 
-// Ops measured at or above this run on their team's work-conserving pool
-// even when every other team is busy at their start, so that a team that
-// goes idle during the op can take its remaining blocks.
-constexpr int64_t kDefaultShareAlwaysNs = 1000 * 1000;
+// Off: an op started while every other team is busy stays on its team's own
+// pool. Sharing it anyway (GRAPHI_SHARE_ALWAYS_NS=N) lets a team that goes
+// idle during the op take its remaining blocks, but until one does, the extra
+// blocks queue on the owner's cores. On the 2-vCPU Xeon (model 106) a 1 ms
+// rule cost 2x1 19% on the LSTM large step and 8% on GoogLeNet medium, and
+// gained nothing on GoogLeNet small (docs/design.md, "Work conservation").
+constexpr int64_t kDefaultShareAlwaysNs = kEnvOff;
 
 // Reads the executor's knobs from the environment snapshot the Runtime takes
 // when an executor is created (tests set them per session). An invalid value
