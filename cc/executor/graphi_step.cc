@@ -884,11 +884,12 @@ absl::Status GraphiStep<P>::ProcessKernel(const TaggedNode& tagged, Entry* first
 
 template <class P>
 Device* GraphiStep<P>::RunDevice(const NodeItem& item, Device* device, Device* wide, int team) {
-  // An op started while another team's leader is idle, or a long one
-  // (GRAPHI_SHARE_ALWAYS_NS), runs on its team's work-conserving pool, split
-  // into blocks for every core, and idle leaders take blocks until they are
-  // handed ops. Short ops started while every other team is busy stay on
-  // their team's own pool: more blocks would only queue on its own cores.
+  // An op started while another team's leader is idle (or, opted in with
+  // GRAPHI_SHARE_ALWAYS_NS, a long one) runs on its team's work-conserving
+  // pool, split into blocks for every core, and idle leaders take blocks
+  // until they are handed ops. Other ops started while every other team is
+  // busy stay on their team's own pool: more blocks would queue on its own
+  // cores.
   if (wide == nullptr) return device;
   return executor_->WorthSharing(item, placement_.IdleTeamOtherThan(team)) ? wide : device;
 }

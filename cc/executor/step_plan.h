@@ -126,7 +126,7 @@ class StepPlan {
   // idle teams take its parallel-for blocks: when `idle_team` (another
   // team's leader is idle now) and its measured cost is at least
   // GRAPHI_STEAL_THRESHOLD_NS, or at any time when it is at least
-  // GRAPHI_SHARE_ALWAYS_NS. Never before it is profiled.
+  // GRAPHI_SHARE_ALWAYS_NS (off by default). Never before it is profiled.
   bool WorthSharing(const tensorflow::NodeItem& item, bool idle_team) const {
     if (settings_.steal_threshold_ns < 0) return false;
     const int64_t estimate = profile_->costs().Estimate(item.node_id);
