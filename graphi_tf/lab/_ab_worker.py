@@ -352,6 +352,8 @@ def _run_role(args: argparse.Namespace, result: Dict[str, Any], emit: Emit) -> D
 # one step at a time); the time is reported in the phase's "warmup".
 SERVE_WARMUP_S = 1.0
 SERVE_SETTLE_MAX_S = 30.0
+# What a serving warm-up records of the autotuner's status under its load.
+SETTLED_AUTOTUNE_FIELDS = ("state", "chosen", "reason", "load_class")
 
 
 def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespace,
@@ -365,17 +367,22 @@ def _serve_settled(step: Callable[[], Any], clients: int, args: argparse.Namespa
 def _settle_under_load(step: Callable[[], Any], clients: int, args: argparse.Namespace,
                        built: Dict[str, int]) -> Dict[str, Any]:
     """The untimed warm-up under ``clients`` concurrent clients (above); returns
-    {"seconds", "phases", "autotune_state"}."""
+    {"seconds", "phases", "autotune_state", "autotune"}: the last, on a settling GRAPHI arm,
+    the autotuner's state, choice, reason and load class once settled under this load (the
+    arm's final "autotune" is only that of the last load)."""
     graphi = args.executor == "GRAPHI" and args.settle_autotune > 0
     began = time.perf_counter()
     warmups = 0
     while True:
         _clients.serve(step, clients, SERVE_WARMUP_S)
         warmups += 1
-        state = (_graphi_setting(built).get("autotune") or {}).get("state") if graphi else None
+        status = (_graphi_setting(built).get("autotune") or {}) if graphi else {}
+        state = status.get("state")
         if state != "exploring" or time.perf_counter() - began >= SERVE_SETTLE_MAX_S:
             break
-    return {"seconds": time.perf_counter() - began, "phases": warmups, "autotune_state": state}
+    decided = {key: status.get(key) for key in SETTLED_AUTOTUNE_FIELDS} if status else None
+    return {"seconds": time.perf_counter() - began, "phases": warmups, "autotune_state": state,
+            "autotune": decided}
 
 
 def _role_case(args: argparse.Namespace, result: Dict[str, Any]) -> cli_common.Case:

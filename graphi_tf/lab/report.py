@@ -559,11 +559,7 @@ def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
         return None
     counts: Dict[str, int] = {}
     for a in states:
-        what = str(a.get("state", "?"))
-        chosen = a.get("chosen")
-        if isinstance(chosen, list) and len(chosen) in (2, 4):
-            # "stock": TensorFlow's pools; "stock:2x1": its executor on GRAPHI's pools
-            what += " " + _decision.setting_label(tuple(chosen))
+        what = _decision_label(a)
         counts[what] = counts.get(what, 0) + 1
     parts = [f"{what} in {n} round{'s' if n != 1 else ''}" for what, n in counts.items()]
     exploring = sum(1 for r in arm.get("rounds", []) if r.get("ok") and
@@ -586,6 +582,32 @@ def _autotune_text(name: str, arm: Dict[str, Any]) -> Optional[str]:
         text += (f"; still exploring when the timed steps began in {exploring} round"
                  f"{'s' if exploring != 1 else ''} (more --warmup steps would time only the adopted setting)")
     return text
+
+
+def _load_autotune_texts(name: str, arm: Dict[str, Any]) -> List[str]:
+    """Per client count, what GRAPHI's autotuning had decided once the arm's processes
+    settled under that load (each load class has its own decision)."""
+    by_clients: Dict[int, Dict[str, int]] = {}
+    for r in arm.get("rounds", []):
+        for phase in r.get("clients") or []:
+            decided = (phase.get("warmup") or {}).get("autotune")
+            if not isinstance(decided, dict) or not isinstance(phase.get("clients"), int):
+                continue
+            counts = by_clients.setdefault(phase["clients"], {})
+            counts[_decision_label(decided)] = counts.get(_decision_label(decided), 0) + 1
+    return [f"{name}: GRAPHI's online autotuning once settled under {n} client{'s' if n != 1 else ''}: "
+            + ", ".join(f"{what} in {k} process{'es' if k != 1 else ''}" for what, k in counts.items())
+            for n, counts in sorted(by_clients.items())]
+
+
+def _decision_label(status: Dict[str, Any]) -> str:
+    """An autotune status's state and, when it names one, its chosen setting."""
+    what = str(status.get("state", "?"))
+    chosen = status.get("chosen")
+    if isinstance(chosen, list) and len(chosen) in (2, 4):
+        # "stock": TensorFlow's pools; "stock:2x1": its executor on GRAPHI's pools
+        what += " " + _decision.setting_label(tuple(chosen))
+    return what
 
 
 def _bound_text(doc: Dict[str, Any]) -> str:
@@ -634,6 +656,7 @@ def _notes(doc: Dict[str, Any]) -> List[str]:
         autotune = _autotune_text(name, arm)
         if autotune:
             notes.append(autotune)
+        notes.extend(_load_autotune_texts(name, arm))
     for name, arm in doc["arms"].items():
         proof = arm.get("proof")
         if proof is not None:

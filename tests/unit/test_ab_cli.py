@@ -1,5 +1,6 @@
 """graphi-tf ab: argument errors, arm selection, and short end-to-end runs on tiny user
 scripts (each arm in its own process, as in real use)."""
+import argparse
 import json
 import os
 import subprocess
@@ -178,6 +179,21 @@ def test_the_worker_records_the_main_graphs_autotune_state_when_graphi_reports_o
     assert setting["signature"] == "train" and setting["autotune"] == autotune
     del info["graphs"][1]["autotune"]  # a GRAPHI without online autotuning
     assert "autotune" not in _ab_worker.setting_from_info(info, {"init": 1})
+
+
+def test_settling_under_a_load_records_what_the_autotuner_decided_under_it(monkeypatch):
+    statuses = iter([{"state": "exploring", "progress": "3/8"},
+                     {"state": "adopted", "chosen": [0, 0, 2, 1], "reason": "faster", "load_class": "under_load_4",
+                      "progress": "8/8", "cost_ms": 0.0}])
+    monkeypatch.setattr(_ab_worker._clients, "serve", lambda step, clients, seconds: {})
+    monkeypatch.setattr(_ab_worker, "_graphi_setting", lambda built: {"autotune": next(statuses)})
+    args = argparse.Namespace(executor="GRAPHI", settle_autotune=100)
+    settled = _ab_worker._settle_under_load(lambda: None, 4, args, {})
+    assert settled["phases"] == 2 and settled["autotune_state"] == "adopted"
+    assert settled["autotune"] == {"state": "adopted", "chosen": [0, 0, 2, 1], "reason": "faster",
+                                   "load_class": "under_load_4"}
+    stock = argparse.Namespace(executor="DEFAULT", settle_autotune=0)
+    assert _ab_worker._settle_under_load(lambda: None, 4, stock, {})["autotune"] is None
 
 
 @pytest.mark.parametrize("argv0, orig_argv, cli_process", [

@@ -346,6 +346,25 @@ def test_the_autotune_state_of_each_round_is_reported():
     assert "online autotuning" not in report.render_terminal(report.build_report(_raw_with_auto()))
 
 
+def test_the_autotune_decision_under_each_client_count_is_reported_per_process():
+    # The arm's final "autotune" is that of the last load only; each serving warm-up
+    # records what was decided under its own load (a load class has its own decision).
+    kept = {"state": "kept_default", "chosen": [0, 0], "reason": "no gain", "load_class": "under_load_4"}
+    stock_2x1 = {"state": "adopted", "chosen": [0, 0, 2, 1], "reason": "faster", "load_class": "under_load_4"}
+    alone = {"state": "adopted", "chosen": [1, 2], "reason": "faster", "load_class": "alone"}
+    raw = _raw_with_auto()
+    for r, under_4 in zip(raw["arms"]["graphi_auto"]["rounds"], (kept, stock_2x1, kept)):
+        r["clients"] = [
+            {"clients": 1, "throughput_rps": 100.0, "warmup": {"phases": 1, "autotune": alone}},
+            {"clients": 4, "throughput_rps": 300.0, "warmup": {"phases": 2, "autotune": under_4}},
+            {"clients": 8, "throughput_rps": 300.0}]  # a later lockstep cycle: no warm-up
+    text = report.render_terminal(report.build_report(raw))
+    assert "graphi_auto: GRAPHI's online autotuning once settled under 1 client: adopted 1x2 in 3 processes" in text
+    assert ("graphi_auto: GRAPHI's online autotuning once settled under 4 clients: kept_default stock in "
+            "2 processes, adopted stock:2x1 in 1 process") in text
+    assert "settled under 8 clients" not in text
+
+
 def test_summary_table_has_graphi_auto_columns():
     docs = [report.build_report(_raw_with_auto()), report.build_report(_raw())]
     lines = report.render_summary_markdown(docs).splitlines()
