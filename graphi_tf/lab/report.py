@@ -594,7 +594,8 @@ def _load_autotune_texts(name: str, arm: Dict[str, Any]) -> List[str]:
             if not isinstance(decided, dict) or not isinstance(phase.get("clients"), int):
                 continue
             counts = by_clients.setdefault(phase["clients"], {})
-            counts[_decision_label(decided)] = counts.get(_decision_label(decided), 0) + 1
+            what = _decision_label(decided)
+            counts[what] = counts.get(what, 0) + 1
     return [f"{name}: GRAPHI's online autotuning once settled under {n} client{'s' if n != 1 else ''}: "
             + ", ".join(f"{what} in {k} process{'es' if k != 1 else ''}" for what, k in counts.items())
             for n, counts in sorted(by_clients.items())]

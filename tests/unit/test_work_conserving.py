@@ -149,11 +149,8 @@ def _helpers_cpu_share_beside_a_busy_team(steps=8):
     with v1.Session(graph=g, config=graphi_tf.session_config()) as s:
         for _ in range(3):  # profiles the ops
             s.run(out, feed)
-        before = _schedstats()
-        for _ in range(steps):
-            s.run(out, feed)
-        after = _schedstats()
-    cpu = {name: after[name][0] - before[name][0] for name in after if name in before}
+        used = _schedstat_deltas(lambda: [s.run(out, feed) for _ in range(steps)])
+    cpu = {name: ns for name, (ns, _) in used.items()}
     helpers = sum(ns for name, ns in cpu.items() if "-h" in name)
     print("CPU ms per GRAPHI thread:", {name: round(ns / 1e6, 1) for name, ns in cpu.items()})
     return helpers / sum(cpu.values())
@@ -209,6 +206,15 @@ def _schedstats():
     return out
 
 
+def _schedstat_deltas(run):
+    """Per GRAPHI thread name: (ns on a CPU, ns runnable but waiting) while `run()` ran."""
+    before = _schedstats()
+    run()
+    after = _schedstats()
+    return {name: (after[name][0] - before[name][0], after[name][1] - before[name][1])
+            for name in after if name in before}
+
+
 def _op_workers_wait(session, out, feed, steps=12):
     """Over `steps` steps: (run-queue wait, CPU time) summed over the threads
     that did the op's work, and the per-thread figures.
@@ -222,12 +228,7 @@ def _op_workers_wait(session, out, feed, steps=12):
     its wake-ups beside its helper put the check at 0.31). Of the other threads,
     one doing a tenth of the work or more counts as a worker.
     """
-    before = _schedstats()
-    for _ in range(steps):
-        session.run(out, feed)
-    after = _schedstats()
-    used = {name: (after[name][0] - before[name][0], after[name][1] - before[name][1])
-            for name in after if name in before}
+    used = _schedstat_deltas(lambda: [session.run(out, feed) for _ in range(steps)])
     total = sum(cpu for cpu, _ in used.values())
     callers = {name for name in used if name.endswith("-t0")
                and used[name][0] < used.get(name[:-3] + "-h0", (0, 0))[0]}
