@@ -26,7 +26,8 @@ def info() -> dict:
     from (``source``: "default", "configure", "environment", "autotune" (being explored),
     "autotuned", "cache" or "tuned"), ``costs_known`` and ``autotune`` (None before the
     graph's first step; else a dict: ``state`` "waiting", "exploring", "adopted",
-    "kept_default" or "skipped", ``reason``, ``progress`` "k/N" visits, ``current`` and
+    "kept_default" or "skipped", ``reason`` (why it was decided, skipped or paused, or why it waits:
+    e.g. autotuning is off, or an explicit setting is in force), ``progress`` "k/N" visits, ``current`` and
     ``chosen`` settings, ``cost_ms`` (the exploration's estimated cost over the default),
     ``exploration_s``, ``screening_medians_ms`` (each setting's first, short visit, which
     screens out far slower settings and is not among the rounds), ``round_medians_ms`` and

@@ -26,6 +26,11 @@ void RemoveSettings(const std::vector<Setting>& drop, std::vector<Setting>* live
               live->end());
 }
 
+// Why a graph waits while autotuning is off: the status says so rather than
+// leaving "waiting" unexplained (info(), graphi-tf ab's report).
+constexpr char kAutotuneOffReason[] =
+    "autotuning is off (GRAPHI_AUTOTUNE=0, GRAPHI_TUNE=0 or configure(autotune=False))";
+
 }  // namespace
 
 const char* AutotuneStateName(AutotuneState state) {
@@ -61,7 +66,13 @@ void Autotuner::OnStep(const StepSample& s) {
   const bool exploring = !target_.empty();
   if (!control_->AutotuneEnabled()) {
     if (exploring) AbandonLocked("autotuning was switched off");
+    if (track.status.state == AutotuneState::kWaiting && track.status.reason != kAutotuneOffReason) {
+      track.status.reason = kAutotuneOffReason;
+    }
     return;
+  }
+  if (track.status.state == AutotuneState::kWaiting && track.status.reason == kAutotuneOffReason) {
+    track.status.reason.clear();  // switched back on: it settles as any graph does
   }
   if (exploring && s.signature == target_) {
     if (control_->ExplicitLayout()) {

@@ -602,8 +602,11 @@ def _load_autotune_texts(name: str, arm: Dict[str, Any]) -> List[str]:
 
 
 def _decision_label(status: Dict[str, Any]) -> str:
-    """An autotune status's state and, when it names one, its chosen setting."""
+    """An autotune status's state and, when it names one, its chosen setting; a graph
+    still waiting says why when GRAPHI said (e.g. autotuning is off)."""
     what = str(status.get("state", "?"))
+    if what == "waiting" and status.get("reason"):
+        return f"{what} ({status['reason']})"
     chosen = status.get("chosen")
     if isinstance(chosen, list) and len(chosen) in (2, 4):
         # "stock": TensorFlow's pools; "stock:2x1": its executor on GRAPHI's pools

@@ -490,6 +490,20 @@ TEST(AutotunerTest, DoesNothingWhenSwitchedOff) {
   EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
 }
 
+TEST(AutotunerTest, AGraphWaitingWhileSwitchedOffSaysWhy) {
+  Harness h;
+  h.control_.enabled = false;
+  h.Run(100, Fixed);
+  EXPECT_EQ(h.Status().state, AutotuneState::kWaiting);
+  EXPECT_NE(h.Status().reason.find("autotuning is off"), std::string::npos) << h.Status().reason;
+  // Switched back on, it no longer says so: it settles, then it is explored.
+  h.control_.enabled = true;
+  h.Run(1, Fixed);
+  EXPECT_EQ(h.Status().reason.find("autotuning is off"), std::string::npos) << h.Status().reason;
+  h.Run(100, Fixed);
+  EXPECT_FALSE(h.control_.visits.empty());
+}
+
 TEST(AutotunerTest, SwitchingOffWhileExploringGoesBackToTheDefault) {
   Harness h;
   h.Run(10, Fixed);

@@ -201,6 +201,7 @@ def test_graphi_autotune_0_leaves_the_default_layout(tmp_path):
     out, _ = run(tmp_path, 100, GRAPHI_AUTOTUNE="0")
     assert out["enabled"] is False
     assert out["main"]["autotune"]["state"] == "waiting"
+    assert "autotuning is off" in out["main"]["autotune"]["reason"]
     assert out["main"]["source"] == "default"
     assert out["cache"] == []
 
@@ -209,12 +210,14 @@ def test_graphi_tune_0_turns_autotuning_off_too(tmp_path):
     out, _ = run(tmp_path, 100, GRAPHI_TUNE="0")
     assert out["enabled"] is False
     assert out["main"]["autotune"]["state"] == "waiting"
+    assert "autotuning is off" in out["main"]["autotune"]["reason"]
 
 
 def test_configure_autotune_false_turns_it_off(tmp_path):
     out, _ = run(tmp_path, 100, "configure_off")
     assert out["enabled"] is False
     assert out["main"]["autotune"]["state"] == "waiting"
+    assert "autotuning is off" in out["main"]["autotune"]["reason"]
 
 
 def test_an_explicit_layout_is_never_overridden(tmp_path):

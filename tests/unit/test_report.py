@@ -346,6 +346,14 @@ def test_the_autotune_state_of_each_round_is_reported():
     assert "online autotuning" not in report.render_terminal(report.build_report(_raw_with_auto()))
 
 
+def test_an_arm_whose_autotuning_was_off_says_so_rather_than_waiting():
+    off = {"state": "waiting", "chosen": None, "cost_ms": 0.0,
+           "reason": "autotuning is off (GRAPHI_AUTOTUNE=0 or configure(autotune=False))"}
+    text = report.render_terminal(report.build_report(_raw_with_auto([off, off, off])))
+    assert ("graphi_auto: GRAPHI's online autotuning at the end: waiting (autotuning is off "
+            "(GRAPHI_AUTOTUNE=0 or configure(autotune=False))) in 3 rounds") in text
+
+
 def test_the_autotune_decision_under_each_client_count_is_reported_per_process():
     # The arm's final "autotune" is that of the last load only; each serving warm-up
     # records what was decided under its own load (a load class has its own decision).
