@@ -26,7 +26,7 @@ void RemoveSettings(const std::vector<Setting>& drop, std::vector<Setting>* live
               live->end());
 }
 
-// Why a graph waits while autotuning is off: the status says so rather than
+// Why a graph waits while autotuning is off (Status): it says so rather than
 // leaving "waiting" unexplained (info(), graphi-tf ab's report).
 constexpr char kAutotuneOffReason[] =
     "autotuning is off (GRAPHI_AUTOTUNE=0, GRAPHI_TUNE=0 or configure(autotune=False))";
@@ -66,13 +66,7 @@ void Autotuner::OnStep(const StepSample& s) {
   const bool exploring = !target_.empty();
   if (!control_->AutotuneEnabled()) {
     if (exploring) AbandonLocked("autotuning was switched off");
-    if (track.status.state == AutotuneState::kWaiting && track.status.reason != kAutotuneOffReason) {
-      track.status.reason = kAutotuneOffReason;
-    }
     return;
-  }
-  if (track.status.state == AutotuneState::kWaiting && track.status.reason == kAutotuneOffReason) {
-    track.status.reason.clear();  // switched back on: it settles as any graph does
   }
   if (exploring && s.signature == target_) {
     if (control_->ExplicitLayout()) {
@@ -524,6 +518,11 @@ bool Autotuner::Status(const std::string& signature, AutotuneStatus* out) const 
   auto it = tracks_.find(signature);
   if (it == tracks_.end()) return false;
   *out = it->second.status;
+  // Read from the switch, not kept per step: a graph waits for no other reason
+  // while autotuning is off, and says nothing of it once it is back on.
+  if (out->state == AutotuneState::kWaiting && !control_->AutotuneEnabled()) {
+    out->reason = kAutotuneOffReason;
+  }
   return true;
 }
 
