@@ -20,9 +20,11 @@ The numbers of a graph's step:
        graph (data and control edges, loop back edges removed, as the cost model does),
        each node weighted by its measured time in this step (summed over its executions);
   LB = max(CP, W / cores): no schedule on the teams' cores beats it.
-A merged op (timeline entry with ``"teams"`` / ``"merged": true``, recorded by earlier
-versions with team merging) ran on several teams' cores at once: it is drawn on every team
-track it used and counted once in W.
+A shared op (``"shared": true``) ran on its team's work-conserving pool, split into blocks
+that idle teams' leaders may take; it is drawn on its own team's track, marked, and the
+summary's "helping other teams" gives the time other teams spent on such blocks. A merged op
+(``"teams"`` / ``"merged": true``, recorded by earlier versions with team merging) ran on
+several teams' cores at once: it is drawn on every team track it used and counted once in W.
 """
 from __future__ import annotations
 
@@ -53,7 +55,8 @@ class GraphStep:
     """One recorded step of one graph.
 
     Times are steady-clock nanoseconds. ``executions`` are dicts with ``node_id``, ``node``,
-    ``op``, ``team``, ``start_ns``, ``end_ns`` and optionally ``teams`` (list of team ids)
+    ``op``, ``team``, ``start_ns``, ``end_ns``, ``shared`` (bool: split on its team's
+    work-conserving pool) and, from earlier versions, optionally ``teams`` (list of team ids)
     and ``merged`` (bool) for an op that ran on several teams at once.
     """
 
@@ -221,6 +224,8 @@ class Trace:
             if merged:
                 args["merged"] = True
                 args["teams"] = teams
+            if e.get("shared"):
+                args["shared"] = True
             keys: List[Optional[int]] = list(teams) + ([None] if node in on_cp else [])
             for key in keys:
                 ops.append(_complete(args["node"], args["op"] or "op", pid, place(key, start, end),
@@ -298,7 +303,8 @@ class Trace:
                 color = "#d62728" if node in on_cp else "#1f77b4"
                 for team in GraphStep.teams_of(e):
                     ax.broken_barh([(x, w)], (rows[team] - 0.4, 0.8), facecolors=color,
-                                   edgecolor="black" if e.get("merged") else "none", linewidth=0.3)
+                                   edgecolor="black" if e.get("merged") or e.get("shared") else "none",
+                                   linewidth=0.3)
             ax.set_yticks(range(len(teams)))
             ax.set_yticklabels([self._team_label(t) for t in teams], fontsize=8)
             ax.invert_yaxis()
@@ -370,6 +376,11 @@ class Trace:
                     share = 100.0 * stolen / g.step_ns if g.step_ns > 0 else 0.0
                     line += f", helping other teams {stolen / 1e6:.3f} ms ({share:.0f}%)"
                 lines.append(line)
+            shared = [e for e in g.executions if e.get("shared")]
+            if shared:
+                shared_ns = sum(max(0, int(e["end_ns"]) - int(e["start_ns"])) for e in shared)
+                lines.append(f"  ops offered to idle teams: {len(shared)} op run"
+                             f"{'s' if len(shared) != 1 else ''}, {shared_ns / 1e6:.3f} ms")
             cp = sorted(g.critical_path_nodes, key=lambda n: -g.node_time_ns[n])[:top]
             if cp:
                 lines.append(f"  critical path: {len(g.critical_path_nodes)} ops; longest:")

@@ -54,15 +54,8 @@ py::dict ExecutionToDict(const graphi::GraphProfile& profile, const graphi::Step
                 ? profile.node_types()[e.node_id]
                 : "";
   d["team"] = e.team;
-  // A merged op ran on the cores of every team of the step's layout.
-  d["merged"] = e.merged;
-  py::list teams;
-  if (e.merged) {
-    for (int k = 0; k < step.num_teams; ++k) teams.append(k);
-  } else {
-    teams.append(e.team);
-  }
-  d["teams"] = teams;
+  // Split into blocks that idle teams' leaders could take (not a claim that they did).
+  d["shared"] = e.shared;
   d["start_ns"] = e.start_ns;
   d["end_ns"] = e.end_ns;
   d["step_start_ns"] = step.start_ns;

@@ -538,7 +538,7 @@ class GraphiStep {
                     InlineQueue* inline_ready);
   // The parts of a kernel's params that are the same for the whole step.
   void FillStepParams(OpKernelContext::Params* params);
-  void NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns);
+  void NotifyObservers(int node_id, int team, bool shared, int64_t start_ns, int64_t end_ns);
 
   // --- Accounting and finishing.
   // Accounts for a finished node (hands out `ready` if `s` is ok, else
@@ -909,7 +909,7 @@ absl::Status GraphiStep<P>::ProcessSync(const NodeItem& item, OpKernelContext::P
     const bool timed = !observers_.empty();
     const int64_t start = timed ? MonotonicNowNs() : 0;
     run_device->Compute(item.kernel, &ctx);
-    if (timed) NotifyObservers(item.node_id, team, start, MonotonicNowNs());
+    if (timed) NotifyObservers(item.node_id, team, run_device != device, start, MonotonicNowNs());
     if (stats != nullptr) stats->RecordComputeEnded();
     if (outputs->size() < static_cast<size_t>(item.num_outputs)) outputs->resize(item.num_outputs);
     s = ProcessOutputs(item, &ctx, outputs->data(), stats, args_.stats_collector,
@@ -938,7 +938,9 @@ void GraphiStep<P>::AsyncDone(AsyncState* state, int64_t start_ns, int team) {
   // `done`) belongs to this step, as in ProcessAll.
   ScopedStepOrder running(step_order_);
   const NodeItem& item = *state->item;
-  if (!observers_.empty()) NotifyObservers(item.node_id, team, start_ns, MonotonicNowNs());
+  if (!observers_.empty()) {
+    NotifyObservers(item.node_id, team, /*shared=*/false, start_ns, MonotonicNowNs());
+  }
   if (state->stats != nullptr) state->stats->RecordComputeEnded();
   tensorflow::EntryVector outputs(item.num_outputs);
   absl::Status s = ProcessOutputs(item, &state->ctx, outputs.data(), state->stats,
@@ -1016,9 +1018,10 @@ void GraphiStep<P>::FillStepParams(OpKernelContext::Params* params) {
 }
 
 template <class P>
-void GraphiStep<P>::NotifyObservers(int node_id, int team, int64_t start_ns, int64_t end_ns) {
+void GraphiStep<P>::NotifyObservers(int node_id, int team, bool shared, int64_t start_ns,
+                                    int64_t end_ns) {
   for (ExecutionObserver* o : observers_) {
-    o->OnNodeExecuted(node_id, team, /*merged=*/false, start_ns, end_ns);
+    o->OnNodeExecuted(node_id, team, shared, start_ns, end_ns);
   }
 }
 

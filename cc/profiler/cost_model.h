@@ -49,7 +49,7 @@ class CostModel final : public ExecutionObserver {
   const std::vector<std::vector<int>>& successors() const { return successors_; }
 
   void Record(int node_id, int64_t elapsed_ns);
-  void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+  void OnNodeExecuted(int node_id, int team, bool /*shared*/, int64_t start_ns,
                       int64_t end_ns) override {
     Record(node_id, end_ns - start_ns);
   }

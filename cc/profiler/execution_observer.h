@@ -19,9 +19,10 @@ class ExecutionObserver {
  public:
   virtual ~ExecutionObserver() = default;
   // Node `node_id` ran its kernel on team `team` (-1: off the teams) from
-  // `start_ns` to `end_ns` on the monotonic clock; `merged`: on the cores of
-  // every team (team `team` had borrowed the others for it).
-  virtual void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+  // `start_ns` to `end_ns` on the monotonic clock. `shared`: it ran on its
+  // team's work-conserving pool, split into blocks that idle teams' leaders
+  // may take (StepPlan::WorthSharing), rather than on its team's own pool.
+  virtual void OnNodeExecuted(int node_id, int team, bool shared, int64_t start_ns,
                               int64_t end_ns) = 0;
 };
 

@@ -28,7 +28,7 @@ namespace graphi {
 struct NodeExecution {
   int node_id = -1;
   int team = -1;
-  bool merged = false;  // ran on every team's cores
+  bool shared = false;  // on its team's work-conserving pool (ExecutionObserver)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 };
@@ -53,10 +53,10 @@ class TimelineRecorder final : public ExecutionObserver {
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count()) {}
 
-  void OnNodeExecuted(int node_id, int team, bool merged, int64_t start_ns,
+  void OnNodeExecuted(int node_id, int team, bool shared, int64_t start_ns,
                       int64_t end_ns) override {
     MutexLock l(&mu_);
-    executions_.push_back({node_id, team, merged, start_ns, end_ns});
+    executions_.push_back({node_id, team, shared, start_ns, end_ns});
   }
 
   // The step so far (called once, when it finishes); ends the step now.

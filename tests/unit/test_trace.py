@@ -235,6 +235,42 @@ def test_summary_shows_each_teams_time_helping_other_teams():
     assert "team 1 (cpus 1): busy 0.000 ms (0%), helping other teams 1.500 ms (75%)" in text
 
 
+def test_a_shared_op_is_marked_on_its_own_teams_track_only():
+    from graphi_tf.trace import GraphStep, Trace
+
+    g = GraphStep(
+        signature="s", node_names=["big", "small"], node_types=["MatMul", "Relu"],
+        successors=[[1], []], step=5, start_ns=0, end_ns=100,
+        executions=[{"node_id": 0, "team": 0, "shared": True, "start_ns": 0, "end_ns": 80},
+                    {"node_id": 1, "team": 0, "shared": False, "start_ns": 80, "end_ns": 90}])
+    doc = Trace(graphs=[g], executors=2, threads_per_executor=1, team_cpus=[[0], [1]]).to_chrome_json()
+    names = _thread_names(doc, 1)
+    on_teams = [e for e in _x_events(doc) if not names[e["tid"]].startswith("critical")]
+    assert sorted((e["name"], names[e["tid"]], e["args"].get("shared")) for e in on_teams) == [
+        ("big", "team 0 (cpus 0)", True), ("small", "team 0 (cpus 0)", None)]
+
+
+def test_summary_counts_the_ops_offered_to_idle_teams():
+    from graphi_tf.trace import GraphStep, Trace
+
+    g = GraphStep(
+        signature="s", node_names=["a", "b", "c"], node_types=["MatMul", "MatMul", "Relu"],
+        successors=[[2], [2], []], step=5, start_ns=0, end_ns=5_000_000,
+        executions=[{"node_id": 0, "team": 0, "shared": True, "start_ns": 0, "end_ns": 2_000_000},
+                    {"node_id": 1, "team": 1, "shared": True, "start_ns": 2_000_000, "end_ns": 3_500_000},
+                    {"node_id": 2, "team": 0, "shared": False, "start_ns": 3_500_000, "end_ns": 4_000_000}])
+    text = Trace(graphs=[g], executors=2, threads_per_executor=1, team_cpus=[[0], [1]]).summary()
+    assert "ops offered to idle teams: 2 op runs, 3.500 ms" in text
+
+
+def test_summary_has_no_shared_line_when_nothing_was_shared():
+    from graphi_tf.trace import GraphStep, Trace
+
+    g = GraphStep(signature="n", node_names=["a"], node_types=["Relu"], successors=[[]], step=1,
+                  start_ns=0, end_ns=10, executions=[{"node_id": 0, "team": 0, "start_ns": 0, "end_ns": 10}])
+    assert "offered to idle teams" not in Trace(graphs=[g], team_cpus=[[0]]).summary()
+
+
 def test_overlapping_ops_on_one_track_go_to_an_overlap_track():
     from graphi_tf.trace import GraphStep, Trace
 

@@ -85,6 +85,37 @@ def test_work_conservation_off_leaves_the_idle_team_idle(monkeypatch):
         assert min(team0, team1) <= 0.1 * (team0 + team1), per_step
 
 
+def _matmul_execution_recorded(steps=3):
+    """The timeline entry of the large matmul in a recorded step, after `steps` profiled ones."""
+    g = tf.Graph()
+    with g.as_default():
+        a = v1.placeholder(tf.float32, [SIZE, SIZE])
+        out = tf.reduce_sum(tf.matmul(a, a, name="big_matmul"))
+    feed = _feed(a)
+    with v1.Session(graph=g, config=graphi_tf.session_config()) as s:
+        for _ in range(steps):
+            s.run(out, feed)
+        sig, = [r["signature"] for r in native.graphs()
+                if "big_matmul" in native.graph_profile(r["signature"])["node_names"]]
+        native.record_next_step(sig)
+        s.run(out, feed)
+    entry, = [e for e in native.last_step_timeline(sig) if e["node"] == "big_matmul"]
+    return entry
+
+
+@needs_two_cores
+def test_the_timeline_marks_a_matmul_offered_to_the_idle_team_as_shared():
+    graphi_tf.configure(executors=2, threads_per_executor=1)
+    assert _matmul_execution_recorded()["shared"] is True
+
+
+@needs_two_cores
+def test_the_timeline_leaves_that_matmul_unshared_with_work_conservation_off(monkeypatch):
+    monkeypatch.setenv("GRAPHI_STEAL_THRESHOLD_NS", "off")
+    graphi_tf.configure(executors=2, threads_per_executor=1)
+    assert _matmul_execution_recorded()["shared"] is False
+
+
 # An elementwise op of tens of microseconds (a tanh over 64 Ki floats, 0.23 ms a step with the
 # reduction and the feed on the 2-vCPU Xeon): Eigen splits it into blocks an idle team can take,
 # but they are too short to be worth the hand-off, so by default it is not shared (docs/design.md,
