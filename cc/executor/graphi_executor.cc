@@ -11,6 +11,7 @@
 #include "cc/util/check.h"
 #include "cc/util/clock.h"
 #include "absl/container/flat_hash_map.h"
+#include "tensorflow/core/framework/attr_value.pb.h"
 #include "tensorflow/core/graph/graph.h"
 
 namespace graphi {
@@ -28,6 +29,19 @@ constexpr int64_t kDefaultInlineThresholdNs = 20 * 1000;
 // floats 33% slower, while GoogLeNet's training step kept its 4% gain from
 // sharing (docs/design.md, "Which ops are worth sharing").
 constexpr int64_t kDefaultStealThresholdNs = 500 * 1000;
+
+// Whether `node`'s kernel may start a step of a nested executor on the
+// thread that runs it: it names a function (a `func` or list(func) attr:
+// PartitionedCall, If, While, Case, gradient, dataset and XLA ops), or it
+// runs Python, which may call a tf.function.
+bool MayStartNestedSteps(const tensorflow::Node& node) {
+  const std::string& op = node.type_string();
+  if (op == "PyFunc" || op == "PyFuncStateless" || op == "EagerPyFunc") return true;
+  for (const auto& [name, value] : node.def().attr()) {
+    if (value.has_func() || value.list().func_size() > 0) return true;
+  }
+  return false;
+}
 
 // Off: an op started while every other team is busy stays on its team's own
 // pool. Sharing it anyway (GRAPHI_SHARE_ALWAYS_NS=N) lets a team that goes
@@ -83,10 +97,12 @@ absl::Status GraphiExecutor::Initialize(const tensorflow::Graph& graph) {
   std::vector<std::vector<int>> successors(num_nodes);
   std::vector<std::string> names(num_nodes);
   std::vector<std::string> types(num_nodes);
+  ops_may_start_nested_steps_ = false;
   for (const tensorflow::Node* node : graph.nodes()) {
     if (node->id() >= num_nodes) continue;
     names[node->id()] = node->name();
     types[node->id()] = node->type_string();
+    if (MayStartNestedSteps(*node)) ops_may_start_nested_steps_ = true;
   }
   // Read for every ready node, so a dense array (as the stock executor's
   // KernelStats keeps): a byte in one cache line instead of a load through
@@ -184,12 +200,16 @@ void GraphiExecutor::RunOnStockExecutor(const Args& args, std::shared_ptr<StockP
   } else {
     Args::Runner runner = args.runner;
     if (!runner) runner = [](std::function<void()> fn) { fn(); };
-    stock_args.runner = [runner = std::move(runner), order](std::function<void()> fn) {
-      runner([order, fn = std::move(fn)] {
-        ScopedStepOrder running(order);
-        fn();
-      });
-    };
+    if (ops_may_start_nested_steps_) {
+      stock_args.runner = [runner = std::move(runner), order](std::function<void()> fn) {
+        runner([order, fn = std::move(fn)] {
+          ScopedStepOrder running(order);
+          fn();
+        });
+      };
+    } else {
+      stock_args.runner = std::move(runner);
+    }
   }
   ScopedStepOrder running(order);  // ops the stock executor runs on this thread
   ScopedIntraOpPoolView pool(intra_op);

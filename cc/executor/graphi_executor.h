@@ -83,7 +83,8 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   // Runs a step on TensorFlow's executor, timed for the autotuner like any
   // top-level step. Its ops run with the step's arrival number on their
   // threads (step_order.h), so a function they call is not taken for a
-  // top-level step. With `stock_point` (a stock point in force),
+  // top-level step (on TensorFlow's own pools, only where an op may call
+  // one: ops_may_start_nested_steps_). With `stock_point` (a stock point in force),
   // stock_point_executor_ on its pools, else stock_executor_ on the runner
   // TensorFlow passed.
   void RunOnStockExecutor(const Args& args, std::shared_ptr<StockPools> stock_point,
@@ -102,6 +103,12 @@ class GraphiExecutor : public tensorflow::Executor, private StepHooks {
   // point to still exist.
   std::unique_ptr<tensorflow::Executor> stock_executor_;
   std::unique_ptr<tensorflow::Executor> stock_point_executor_;
+  // Whether an op of this graph may start a nested step on the thread that
+  // runs it (MayStartNestedSteps). If none may, a step on TensorFlow's own
+  // pools hands TensorFlow's runner its closures as they are: the arrival
+  // number on their threads would serve no one, and wrapping each closure
+  // costs an allocation. Set by Initialize().
+  bool ops_may_start_nested_steps_ = true;
   std::shared_ptr<GraphProfile> profile_;
   // What steps read (step_plan.h); built by Initialize().
   std::unique_ptr<const StepPlan> plan_;

@@ -87,22 +87,29 @@ def test_a_step_on_teams_does_not_run_on_tensorflows_executor():
     assert out.split() == ["[[3,", "0]]"], out
 
 
-def test_a_function_an_op_of_a_stock_point_step_calls_is_part_of_that_step():
-    # The inner function runs in a nested executor started by an op on the stock point's
-    # inter-op thread: it must count as part of the outer step (step_order.h), so the
-    # autotuner never sees it as a step of its own.
-    code = (
-        "import tensorflow as tf, graphi_tf\n"
-        "@tf.function(experimental_attributes={'_noinline': True})\n"
-        "def inner(x): return tf.tanh(tf.matmul(x, x))\n"
-        "@tf.function\n"
-        "def outer(x): return inner(x) + inner(x * 0.5)\n"
-        "x = tf.ones([16, 16]) / 16\n"
-        "with graphi_tf.executor_scope():\n"
-        "    for _ in range(3): outer(x).numpy()\n"
-        "print(sorted([g['steps_run'], g['steps_on_stock_executor'], g['autotune'] is None]\n"
-        "             for g in graphi_tf.info()['graphs']))\n"
-    )
-    out = _run_graphi(code, GRAPHI_EXECUTORS="stock:2x1")
+# An outer function whose op (a PartitionedCall: the inner one is not inlined) calls an inner
+# one twice a step.
+_NESTED_FUNCTION_CODE = (
+    "import tensorflow as tf, graphi_tf\n"
+    "@tf.function(experimental_attributes={'_noinline': True})\n"
+    "def inner(x): return tf.tanh(tf.matmul(x, x))\n"
+    "@tf.function\n"
+    "def outer(x): return inner(x) + inner(x * 0.5)\n"
+    "x = tf.ones([16, 16]) / 16\n"
+    "with graphi_tf.executor_scope():\n"
+    "    for _ in range(3): outer(x).numpy()\n"
+    "print(sorted([g['steps_run'], g['steps_on_stock_executor'], g['autotune'] is None]\n"
+    "             for g in graphi_tf.info()['graphs']))\n"
+)
+
+
+@pytest.mark.parametrize("setting", ["stock:2x1", "stock"], ids=["stock_point", "tensorflows_own_pools"])
+def test_a_function_an_op_of_a_step_on_tensorflows_executor_calls_is_part_of_that_step(setting):
+    # The inner function runs in a nested executor started by an op on an inter-op thread
+    # (the stock point's, or TensorFlow's own): it must count as part of the outer step
+    # (step_order.h), so the autotuner never sees it as a step of its own. On TensorFlow's
+    # own pools the ops' closures carry the step's number only in graphs with an op that
+    # names a function (graphi_executor.h, ops_may_start_nested_steps_), as outer's does.
+    out = _run_graphi(_NESTED_FUNCTION_CODE, GRAPHI_EXECUTORS=setting)
     # outer: 3 top-level steps; inner: 6 nested ones, never seen by the autotuner.
     assert out.split() == ["[[3,", "3,", "False],", "[6,", "6,", "True]]"], out
