@@ -1,6 +1,6 @@
 #!/bin/bash
 # Serving in lockstep: both SavedModels at 1, 4 and 8 clients (graphi-tf ab --clients --lockstep).
-# Usage: serving_lockstep.sh OUT_DIR   (from the repository root, venv active, nothing else running)
+# Usage: [LOCKSTEP=6] [REPEATS=2] serving_lockstep.sh OUT_DIR   (from the repository root, venv active, nothing else running)
 set -u
 OUT=$1
 mkdir -p "$OUT"
@@ -11,7 +11,7 @@ ARMS=stock_default,stock_i1_a1,stock_i1_a2,stock_i2_a1,graphi_auto
 run() {
   name=$1; shift
   t0=$(date +%s)
-  timeout 1500 graphi-tf ab "$@" --arms $ARMS --clients 1,4,8 --duration 1 --lockstep 6 --repeats 2 \
+  timeout 1500 graphi-tf ab "$@" --arms $ARMS --clients 1,4,8 --duration 1 --lockstep "${LOCKSTEP:-6}" --repeats "${REPEATS:-2}" \
     --warmup 50 --steps 20 --out-dir "$OUT/$name" > "$OUT/$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S) args: $*" >> "$OUT/summary.txt"
